@@ -1,0 +1,85 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { JobStatus } from './job-status.enum';
+
+/**
+ * One row of the `jobs` table. The columns mirror the migrations exactly; the entity has no
+ * behaviour, so it can be read with any TypeORM repository an application already has.
+ *
+ * `id` is a `bigint`, which the `pg` driver returns as a string to keep every value exact.
+ *
+ * @publicApi
+ */
+@Entity({ name: 'jobs' })
+export class Job<TData = unknown, TResult = unknown> {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'job_type', type: 'varchar', length: 255 })
+  jobType: string;
+
+  /** Higher runs first. Default 100. */
+  @Column({ type: 'integer', default: 100 })
+  priority: number;
+
+  @Column({ type: 'varchar', length: 16, default: JobStatus.Pending })
+  status: JobStatus;
+
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  data: TData;
+
+  /** 0..100, written by `JobContext.progress` / `QueueService.updateProgress`. */
+  @Column({ type: 'smallint', default: 0 })
+  progress: number;
+
+  @Column({ name: 'current_stage', type: 'varchar', length: 255, nullable: true })
+  currentStage: string | null;
+
+  /** How many progress reports the job has made. */
+  @Column({ name: 'events_count', type: 'integer', default: 0 })
+  eventsCount: number;
+
+  @Column({ name: 'worker_id', type: 'varchar', length: 255, nullable: true })
+  workerId: string | null;
+
+  @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
+  claimedAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
+
+  /** Claims so far, including the current one. */
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  /** The job's own limit; `null`: its handler's `maxAttempts`, else the module's default. */
+  @Column({ name: 'max_attempts', type: 'integer', nullable: true })
+  maxAttempts: number | null;
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError: string | null;
+
+  /** Not before: the job is claimable once `runAt <= now()`. Delays and backoff move it. */
+  @Column({ name: 'run_at', type: 'timestamptz', default: () => 'now()' })
+  runAt: Date;
+
+  /** The lease: refreshed by the worker that holds the job; the reaper recovers stale ones. */
+  @Column({ name: 'heartbeat_at', type: 'timestamptz', nullable: true })
+  heartbeatAt: Date | null;
+
+  /** At most one unfinished job per key. */
+  @Column({ name: 'unique_key', type: 'varchar', length: 255, nullable: true })
+  uniqueKey: string | null;
+
+  /** What the handler returned. */
+  @Column({ type: 'jsonb', nullable: true })
+  result: TResult | null;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt: Date;
+}

@@ -1,0 +1,5 @@
+export * from './job-queue.error';
+export * from './invalid-job-queue-options.error';
+export * from './invalid-job-input.error';
+export * from './job-not-found.error';
+export * from './job-state-conflict.error';

@@ -1,0 +1,49 @@
+import { BackoffOptions } from './backoff-options.interface';
+
+/** @publicApi */
+export interface JobQueueWorkerOptions {
+  /** Jobs this process runs at once, over all types. Default: 10. */
+  concurrency?: number;
+  /** Most jobs claimed in one round trip (never more than the free slots). Default: `concurrency`. */
+  batchSize?: number;
+  /** How often an idle worker polls; `LISTEN` wakes it sooner. Default: 1000. */
+  pollIntervalMs?: number;
+  /** Claim only these types. Default: every type this process has a `@JobHandler` for. */
+  jobTypes?: string[];
+  /**
+   * Wake on `LISTEN` as soon as a job is inserted. Needs a session connection: turn it off when the
+   * pool sits behind PgBouncer in transaction mode (polling still finds every job). Default: true.
+   */
+  listen?: boolean;
+}
+
+/**
+ * Options of `JobQueueModule.forRoot` / `forRootAsync`. Unknown keys and out-of-range values fail
+ * at boot with an `InvalidJobQueueOptionsError` naming the option.
+ *
+ * @publicApi
+ */
+export interface JobQueueModuleOptions {
+  /** Name of the app's TypeORM data source to use. Default: the default data source. */
+  dataSource?: string;
+  /** How this process identifies itself in `jobs.worker_id`. Default: `host:pid:random`. */
+  workerId?: string;
+  /** Worker settings, or `false` for an enqueue-only process. Default: `{}` (a worker with defaults). */
+  worker?: false | JobQueueWorkerOptions;
+  /** A running job whose heartbeat is older than this is taken back by the reaper. Default: 60000. */
+  staleAfterMs?: number;
+  /** How often a worker refreshes the heartbeat of its jobs; below `staleAfterMs`. Default: 10000. */
+  heartbeatIntervalMs?: number;
+  /** How often the reaper looks for stale jobs. Default: 15000. */
+  reaperIntervalMs?: number;
+  /** On shutdown, how long running handlers may take before they are aborted. Default: 10000. */
+  shutdownTimeoutMs?: number;
+  /** Attempts of a job whose handler and enqueue name none. Default: 3. */
+  defaultMaxAttempts?: number;
+  /** Retry delays of a job whose handler names none. */
+  backoff?: BackoffOptions;
+  /** Largest `data` accepted, in bytes of its JSON. Default: 1048576 (1 MB). */
+  maxPayloadBytes?: number;
+  /** At most one progress write per job in this period; the last value always lands. Default: 250. */
+  progressThrottleMs?: number;
+}

@@ -1,0 +1,34 @@
+/** Metadata key under which `@JobHandler` records its type and options. */
+export const JOB_HANDLER_METADATA = 'job-queue:handler';
+
+/** Channel the `jobs` insert trigger notifies (see the CreateJobsTable migration). */
+export const JOBS_INSERTED_CHANNEL = 'job_queue_jobs_inserted';
+
+/** Token of the resolved, validated options (`ResolvedJobQueueOptions`). */
+export const RESOLVED_JOB_QUEUE_OPTIONS = Symbol('RESOLVED_JOB_QUEUE_OPTIONS');
+/** Token of the `DataSource` the queue uses (the app's own, by name). */
+export const JOB_QUEUE_DATA_SOURCE = Symbol('JOB_QUEUE_DATA_SOURCE');
+
+export const DEFAULT_PRIORITY = 100;
+export const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_CONCURRENCY = 10;
+export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+export const DEFAULT_STALE_AFTER_MS = 60_000;
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
+export const DEFAULT_REAPER_INTERVAL_MS = 15_000;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+export const DEFAULT_PROGRESS_THROTTLE_MS = 250;
+export const DEFAULT_COMPLETION_FLUSH_MS = 5;
+export const DEFAULT_COMPLETION_BATCH_SIZE = 500;
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+export const DEFAULT_BACKOFF_BASE_MS = 1_000;
+export const DEFAULT_BACKOFF_MAX_MS = 60 * 60 * 1_000;
+export const DEFAULT_BACKOFF_JITTER = 0.2;
+
+/** Length limits of the varchar columns, checked before a write so errors name the field. */
+export const MAX_JOB_TYPE_LENGTH = 255;
+export const MAX_UNIQUE_KEY_LENGTH = 255;
+export const MAX_STAGE_LENGTH = 255;
+/** PostgreSQL `integer` bounds: `priority` and `maxAttempts` are stored as integer. */
+export const PG_INT_MIN = -2_147_483_648;
+export const PG_INT_MAX = 2_147_483_647;

@@ -1,0 +1,22 @@
+import { inspect } from 'node:util';
+
+/** Renders a value for an error message: short, unambiguous (`'5'` vs `5`), never throws. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  return inspect(value, { depth: 1, breakLength: Infinity, maxStringLength: 80, maxArrayLength: 5 });
+}
+
+export const INVALID_OPTION = (option: string, value: unknown, expected: string): string =>
+  `Invalid JobQueueModule option "${option}": ${describeValue(value)}. Expected ${expected}.`;
+
+export const UNKNOWN_OPTION = (option: string, known: readonly string[]): string =>
+  `Unknown JobQueueModule option "${option}". Known options: ${known.join(', ')}.`;
+
+export const INVALID_INPUT = (field: string, value: unknown, expected: string): string =>
+  `Invalid job ${field}: ${describeValue(value)}. Expected ${expected}.`;
+
+export const JOB_NOT_FOUND = (jobId: unknown): string =>
+  `No job with id ${describeValue(jobId)} exists.`;
+
+export const JOB_NOT_IN_STATE = (jobId: string, status: string, action: string): string =>
+  `Job ${jobId} is ${status} and cannot be ${action}.`;

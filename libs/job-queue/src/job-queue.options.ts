@@ -1,0 +1,222 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import {
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_BACKOFF_JITTER,
+  DEFAULT_BACKOFF_MAX_MS,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_HEARTBEAT_INTERVAL_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_PROGRESS_THROTTLE_MS,
+  DEFAULT_REAPER_INTERVAL_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_STALE_AFTER_MS,
+  MAX_JOB_TYPE_LENGTH,
+  PG_INT_MAX,
+} from './job-queue.constants';
+import { INVALID_OPTION, UNKNOWN_OPTION } from './job-queue.messages';
+import { InvalidJobQueueOptionsError } from './errors';
+import { BackoffOptions } from './interfaces/backoff-options.interface';
+import { JobQueueModuleOptions } from './interfaces/job-queue-options.interface';
+
+export interface ResolvedBackoff {
+  baseDelayMs: number;
+  maxDelayMs: number;
+  jitter: number;
+}
+
+export interface ResolvedWorkerOptions {
+  concurrency: number;
+  batchSize: number;
+  pollIntervalMs: number;
+  /** `undefined`: the types of the discovered handlers. */
+  jobTypes: string[] | undefined;
+  listen: boolean;
+}
+
+/** Every option filled in and checked: what the rest of the library reads. */
+export interface ResolvedJobQueueOptions {
+  dataSource: string | undefined;
+  workerId: string;
+  worker: ResolvedWorkerOptions | false;
+  staleAfterMs: number;
+  heartbeatIntervalMs: number;
+  reaperIntervalMs: number;
+  shutdownTimeoutMs: number;
+  defaultMaxAttempts: number;
+  backoff: ResolvedBackoff;
+  maxPayloadBytes: number;
+  progressThrottleMs: number;
+}
+
+const MODULE_KEYS = [
+  'dataSource',
+  'workerId',
+  'worker',
+  'staleAfterMs',
+  'heartbeatIntervalMs',
+  'reaperIntervalMs',
+  'shutdownTimeoutMs',
+  'defaultMaxAttempts',
+  'backoff',
+  'maxPayloadBytes',
+  'progressThrottleMs',
+] as const satisfies readonly (keyof JobQueueModuleOptions)[];
+const WORKER_KEYS = ['concurrency', 'batchSize', 'pollIntervalMs', 'jobTypes', 'listen'] as const;
+const BACKOFF_KEYS = ['baseDelayMs', 'maxDelayMs', 'jitter'] as const;
+// Named only to keep `isGlobal` (a ConfigurableModuleBuilder extra) from reading as unknown.
+const EXTRA_KEYS = ['isGlobal'];
+
+function fail(option: string, value: unknown, expected: string): never {
+  throw new InvalidJobQueueOptionsError(INVALID_OPTION(option, value, expected), option, value);
+}
+
+function rejectUnknownKeys(
+  value: object,
+  known: readonly string[],
+  prefix: string,
+  ignored: readonly string[] = [],
+): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key) && !ignored.includes(key)) {
+      const option = prefix + key;
+      throw new InvalidJobQueueOptionsError(UNKNOWN_OPTION(option, known), option, undefined);
+    }
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An integer in `[min, PG_INT_MAX]` (every count and period here ends up in an int column or timer). */
+export function intOption(option: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > PG_INT_MAX) {
+    fail(option, value, `an integer from ${min} to ${PG_INT_MAX}`);
+  }
+  return value;
+}
+
+function stringOption(option: string, value: unknown, maxLength: number): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    fail(option, value, `a non-empty string of at most ${maxLength} characters`);
+  }
+  return value;
+}
+
+function defaultWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/** Fills in defaults and checks a backoff; shared by module options and `@JobHandler` options. */
+export function resolveBackoff(
+  option: string,
+  value: BackoffOptions | undefined,
+  fallback: ResolvedBackoff,
+): ResolvedBackoff {
+  if (value === undefined) return fallback;
+  if (!isPlainObject(value)) fail(option, value, 'an object { baseDelayMs, maxDelayMs, jitter }');
+  rejectUnknownKeys(value, BACKOFF_KEYS, `${option}.`);
+  const baseDelayMs = intOption(`${option}.baseDelayMs`, value.baseDelayMs, fallback.baseDelayMs, 0);
+  const maxDelayMs = intOption(`${option}.maxDelayMs`, value.maxDelayMs, fallback.maxDelayMs, 0);
+  if (maxDelayMs < baseDelayMs) {
+    fail(`${option}.maxDelayMs`, maxDelayMs, `at least baseDelayMs (${baseDelayMs})`);
+  }
+  const jitter = value.jitter ?? fallback.jitter;
+  if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
+    fail(`${option}.jitter`, jitter, 'a number from 0 to 1');
+  }
+  return { baseDelayMs, maxDelayMs, jitter };
+}
+
+function resolveWorker(value: unknown): ResolvedWorkerOptions | false {
+  if (value === false) return false;
+  const worker = value ?? {};
+  if (!isPlainObject(worker)) fail('worker', value, 'false or an object');
+  rejectUnknownKeys(worker, WORKER_KEYS, 'worker.');
+  const concurrency = intOption('worker.concurrency', worker.concurrency, DEFAULT_CONCURRENCY, 1);
+  const batchSize = intOption('worker.batchSize', worker.batchSize, concurrency, 1);
+  const pollIntervalMs = intOption(
+    'worker.pollIntervalMs',
+    worker.pollIntervalMs,
+    DEFAULT_POLL_INTERVAL_MS,
+    1,
+  );
+  let jobTypes: string[] | undefined;
+  if (worker.jobTypes !== undefined) {
+    if (!Array.isArray(worker.jobTypes) || worker.jobTypes.length === 0) {
+      fail('worker.jobTypes', worker.jobTypes, 'a non-empty array of job types');
+    }
+    jobTypes = worker.jobTypes.map(
+      (type, i) => stringOption(`worker.jobTypes[${i}]`, type, MAX_JOB_TYPE_LENGTH) as string,
+    );
+  }
+  const listen = worker.listen ?? true;
+  if (typeof listen !== 'boolean') fail('worker.listen', listen, 'true or false');
+  return { concurrency, batchSize, pollIntervalMs, jobTypes, listen };
+}
+
+/**
+ * The one place options get their defaults and are validated, whichever way the module was
+ * registered (`forRoot`, `useFactory`, `useClass`, `useExisting`).
+ */
+export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): ResolvedJobQueueOptions {
+  if (!isPlainObject(raw)) fail('options', raw, 'an object');
+  rejectUnknownKeys(raw, MODULE_KEYS, '', EXTRA_KEYS);
+  const staleAfterMs = intOption('staleAfterMs', raw.staleAfterMs, DEFAULT_STALE_AFTER_MS, 1);
+  const heartbeatIntervalMs = intOption(
+    'heartbeatIntervalMs',
+    raw.heartbeatIntervalMs,
+    Math.min(DEFAULT_HEARTBEAT_INTERVAL_MS, Math.max(1, Math.floor(staleAfterMs / 3))),
+    1,
+  );
+  if (heartbeatIntervalMs >= staleAfterMs) {
+    fail('heartbeatIntervalMs', heartbeatIntervalMs, `less than staleAfterMs (${staleAfterMs})`);
+  }
+  return {
+    dataSource: stringOption('dataSource', raw.dataSource, 255),
+    workerId: stringOption('workerId', raw.workerId, 255) ?? defaultWorkerId(),
+    worker: resolveWorker(raw.worker),
+    staleAfterMs,
+    heartbeatIntervalMs,
+    reaperIntervalMs: intOption(
+      'reaperIntervalMs',
+      raw.reaperIntervalMs,
+      DEFAULT_REAPER_INTERVAL_MS,
+      1,
+    ),
+    shutdownTimeoutMs: intOption(
+      'shutdownTimeoutMs',
+      raw.shutdownTimeoutMs,
+      DEFAULT_SHUTDOWN_TIMEOUT_MS,
+      0,
+    ),
+    defaultMaxAttempts: intOption(
+      'defaultMaxAttempts',
+      raw.defaultMaxAttempts,
+      DEFAULT_MAX_ATTEMPTS,
+      1,
+    ),
+    backoff: resolveBackoff('backoff', raw.backoff as BackoffOptions | undefined, {
+      baseDelayMs: DEFAULT_BACKOFF_BASE_MS,
+      maxDelayMs: DEFAULT_BACKOFF_MAX_MS,
+      jitter: DEFAULT_BACKOFF_JITTER,
+    }),
+    maxPayloadBytes: intOption(
+      'maxPayloadBytes',
+      raw.maxPayloadBytes,
+      DEFAULT_MAX_PAYLOAD_BYTES,
+      1,
+    ),
+    progressThrottleMs: intOption(
+      'progressThrottleMs',
+      raw.progressThrottleMs,
+      DEFAULT_PROGRESS_THROTTLE_MS,
+      0,
+    ),
+  };
+}

@@ -1,0 +1,205 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS, DEFAULT_PRIORITY } from './job-queue.constants';
+import { ResolvedJobQueueOptions } from './job-queue.options';
+import { Job } from './entities/job.entity';
+import { JobStatus } from './entities/job-status.enum';
+import { InvalidJobInputError, JobNotFoundError, JobStateConflictError } from './errors';
+import { EnqueueManyItem, EnqueueOptions, JobOptions, WriteOptions } from './interfaces/enqueue-options.interface';
+import { INVALID_INPUT } from './job-queue.messages';
+import {
+  checkInteger,
+  checkJobId,
+  checkJobType,
+  checkProgress,
+  checkRunAt,
+  checkStage,
+  checkUniqueKey,
+  serialiseData,
+} from './job-input.validation';
+import { Queryable, toJob } from './sql/queryable';
+import { insertJobs, JobInsertRow } from './sql/insert-jobs.query';
+import { findUnfinishedByUniqueKeys } from './sql/find-unfinished-by-unique-keys.query';
+import { getJobRow } from './sql/get-job.query';
+import { updateProgressRow } from './sql/update-progress.query';
+import { cancelJobRow } from './sql/cancel-job.query';
+import { retryJobRow } from './sql/retry-job.query';
+import { jobStatsRows } from './sql/job-stats.query';
+import { findStaleJobRows } from './sql/find-stale-jobs.query';
+
+/** Counts of jobs by status, for one job type. @publicApi */
+export type JobStatusCounts = Record<JobStatus, number>;
+
+/** `stats()`: counts by job type, then status. Types with no jobs are absent. @publicApi */
+export type JobQueueStats = Record<string, JobStatusCounts>;
+
+const JOB_OPTION_KEYS = ['priority', 'runAt', 'delayMs', 'maxAttempts', 'uniqueKey'] as const;
+
+// A unique key freed between a duplicate's insert and our look-up (its holder finished) makes us
+// insert again; more than a few rounds means something else is wrong.
+const MAX_UNIQUE_KEY_ROUNDS = 5;
+
+/**
+ * The producer and management API: enqueue jobs, read them, report progress, cancel and retry.
+ * Every write is one statement; with `manager` it joins the caller's transaction.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class QueueService {
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+  ) {}
+
+  /**
+   * Adds one job. With `uniqueKey`, returns the unfinished job that already holds the key instead
+   * of adding another.
+   */
+  async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
+    const { manager, ...jobOptions } = opts;
+    const row = this.toInsertRow('', { ...jobOptions, type: jobType, data });
+    const [job] = await this.insertAll(manager ?? this.dataSource, [row]);
+    return job as Job<T>;
+  }
+
+  /** Adds many jobs in one statement; the result is in the input's order. */
+  async enqueueMany<T>(items: EnqueueManyItem<T>[], opts: WriteOptions = {}): Promise<Job<T>[]> {
+    if (!Array.isArray(items)) {
+      throw new InvalidJobInputError(INVALID_INPUT('jobs', items, 'an array'), 'jobs', items);
+    }
+    if (items.length === 0) return [];
+    const rows = items.map((item, i) => this.toInsertRow(`jobs[${i}].`, item));
+    return (await this.insertAll(opts.manager ?? this.dataSource, rows)) as Job<T>[];
+  }
+
+  /** The job with this id; throws `JobNotFoundError` when there is none. */
+  async getJob<T = unknown>(id: string | number): Promise<Job<T>> {
+    const jobId = checkJobId('id', id);
+    const row = await getJobRow(this.dataSource, jobId);
+    if (!row) throw new JobNotFoundError(id);
+    return toJob(row) as Job<T>;
+  }
+
+  /** Records progress 0..100 (rounded) and, when given, the current stage of an unfinished job. */
+  async updateProgress(id: string | number, progress: number, stage?: string): Promise<Job> {
+    const jobId = checkJobId('id', id);
+    const pct = checkProgress('progress', progress);
+    const currentStage = checkStage('stage', stage);
+    const row = await updateProgressRow(this.dataSource, jobId, pct, currentStage);
+    if (!row) throw await this.whyNot(jobId, 'given progress');
+    return toJob(row);
+  }
+
+  /** Cancels an unfinished job. A running handler sees `ctx.signal` abort. */
+  async cancel(id: string | number): Promise<Job> {
+    const jobId = checkJobId('id', id);
+    const row = await cancelJobRow(this.dataSource, jobId);
+    if (!row) throw await this.whyNot(jobId, 'cancelled');
+    return toJob(row);
+  }
+
+  /** Runs a failed or cancelled job again, now, with a fresh set of attempts. */
+  async retry(id: string | number): Promise<Job> {
+    const jobId = checkJobId('id', id);
+    const row = await retryJobRow(this.dataSource, jobId);
+    if (!row) throw await this.whyNot(jobId, 'retried');
+    return toJob(row);
+  }
+
+  /** Counts of jobs by type and status (every status present, zeros included). */
+  async stats(): Promise<JobQueueStats> {
+    const stats: JobQueueStats = {};
+    for (const row of await jobStatsRows(this.dataSource)) {
+      stats[row.job_type] ??= Object.fromEntries(
+        Object.values(JobStatus).map((status) => [status, 0]),
+      ) as JobStatusCounts;
+      stats[row.job_type][row.status as JobStatus] = Number(row.count);
+    }
+    return stats;
+  }
+
+  /** Claimed or running jobs whose row has not changed for `olderThanMs` (oldest first). */
+  async findStale(olderThanMs: number): Promise<Job[]> {
+    const ms = checkInteger('olderThanMs', olderThanMs, 0);
+    return (await findStaleJobRows(this.dataSource, ms)).map(toJob);
+  }
+
+  private toInsertRow(path: string, item: EnqueueManyItem<unknown>): JobInsertRow {
+    if (typeof item !== 'object' || item === null) {
+      const field = path ? path.slice(0, -1) : 'options';
+      throw new InvalidJobInputError(INVALID_INPUT(field, item, 'an object'), field, item);
+    }
+    const known: readonly string[] = [...JOB_OPTION_KEYS, 'type', 'data'];
+    for (const key of Object.keys(item)) {
+      if (!known.includes(key)) {
+        const field = path + key;
+        throw new InvalidJobInputError(
+          `Unknown job option "${field}". Known options: ${JOB_OPTION_KEYS.join(', ')}.`,
+          field,
+          (item as unknown as Record<string, unknown>)[key],
+        );
+      }
+    }
+    const opts: JobOptions = item;
+    if (opts.runAt !== undefined && opts.delayMs !== undefined) {
+      throw new InvalidJobInputError(
+        INVALID_INPUT(`${path}delayMs`, opts.delayMs, 'either runAt or delayMs, not both'),
+        `${path}delayMs`,
+        opts.delayMs,
+      );
+    }
+    return {
+      jobType: checkJobType(`${path}type`, item.type),
+      dataJson: serialiseData(`${path}data`, item.data, this.options.maxPayloadBytes),
+      priority:
+        opts.priority === undefined
+          ? DEFAULT_PRIORITY
+          : checkInteger(`${path}priority`, opts.priority),
+      runAt: opts.runAt === undefined ? null : checkRunAt(`${path}runAt`, opts.runAt),
+      delayMs: opts.delayMs === undefined ? 0 : checkInteger(`${path}delayMs`, opts.delayMs, 0),
+      maxAttempts:
+        opts.maxAttempts === undefined ? null : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
+      uniqueKey:
+        opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
+    };
+  }
+
+  /**
+   * Inserts the rows; those whose unique key is already held resolve to the holder. Only when a
+   * key clashes does this take more than the one insert statement.
+   */
+  private async insertAll(db: Queryable, rows: JobInsertRow[]): Promise<Job[]> {
+    const jobs: Job[] = new Array(rows.length);
+    let pending = rows.map((_, index) => index);
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === MAX_UNIQUE_KEY_ROUNDS) {
+        throw new Error(`Could not enqueue after ${round} rounds of unique key conflicts`);
+      }
+      const inserted = await insertJobs(
+        db,
+        pending.map((index) => rows[index]),
+      );
+      for (const [position, row] of inserted) jobs[pending[position]] = toJob(row);
+      pending = pending.filter((index) => jobs[index] === undefined);
+      if (pending.length === 0) break;
+      const keys = [...new Set(pending.map((index) => rows[index].uniqueKey as string))];
+      const holders = new Map(
+        (await findUnfinishedByUniqueKeys(db, keys)).map((row) => [row.unique_key, toJob(row)]),
+      );
+      for (const index of pending) {
+        const holder = holders.get(rows[index].uniqueKey);
+        if (holder) jobs[index] = holder;
+      }
+      pending = pending.filter((index) => jobs[index] === undefined);
+    }
+    return jobs;
+  }
+
+  /** Why a write that targets one job matched no row: no such job, or not in a state for it. */
+  private async whyNot(jobId: string, action: string): Promise<Error> {
+    const row = await getJobRow(this.dataSource, jobId);
+    if (!row) return new JobNotFoundError(jobId);
+    return new JobStateConflictError(jobId, row.status as JobStatus, action);
+  }
+}

@@ -1,0 +1,50 @@
+import { getMetadataArgsStorage } from 'typeorm';
+import { Job } from '../entities/job.entity';
+
+/**
+ * Anything that runs SQL for us: the app's `DataSource`, an `EntityManager` (possibly inside the
+ * caller's transaction) or a `QueryRunner`. Each query function in this folder takes one.
+ */
+export interface Queryable {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+export type JobRow = Record<string, unknown>;
+
+/**
+ * The rows of a statement. NOTE: TypeORM's Postgres driver returns `[rows, rowCount]` for
+ * UPDATE and DELETE but plain `rows` for SELECT and INSERT; rows are objects, never arrays,
+ * so the two shapes cannot be confused.
+ */
+export async function queryRows<T = JobRow>(
+  db: Queryable,
+  sql: string,
+  parameters: unknown[],
+): Promise<T[]> {
+  const result = await db.query(sql, parameters);
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0])) {
+    return result[0] as T[];
+  }
+  return result as T[];
+}
+
+let columnToProperty: Map<string, string> | undefined;
+
+/**
+ * Turns a raw `jobs` row into a `Job`, renaming columns to properties from the entity's own
+ * metadata so the mapping can never drift from `job.entity.ts`. The pg driver already parses
+ * timestamptz, jsonb and integers; bigint `id` stays a string.
+ */
+export function toJob(row: JobRow): Job {
+  columnToProperty ??= new Map(
+    getMetadataArgsStorage()
+      .filterColumns(Job)
+      .map((column) => [column.options.name ?? column.propertyName, column.propertyName]),
+  );
+  const job = new Job();
+  for (const [column, value] of Object.entries(row)) {
+    const property = columnToProperty.get(column);
+    if (property) (job as unknown as Record<string, unknown>)[property] = value;
+  }
+  return job;
+}

@@ -1,0 +1,24 @@
+/**
+ * Polls `condition` until it returns a truthy value and returns it; fails with `description`
+ * once `timeoutMs` has passed. Tests wait for a state, never for a guessed amount of time.
+ */
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  { timeoutMs = 10_000, intervalMs = 20, description = 'condition' } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const cause = lastError ? ` (last error: ${(lastError as Error).message})` : '';
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${description}${cause}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
