@@ -1,9 +1,12 @@
 export * from './job-queue.module';
 export * from './queue.service';
+export * from './decorators';
 export * from './entities/job.entity';
 export * from './entities/job-status.enum';
 export * from './errors';
 export * from './interfaces/job-queue-options.interface';
+export * from './interfaces/job-handler-options.interface';
+export * from './interfaces/job-context.interface';
 export * from './interfaces/backoff-options.interface';
 export * from './interfaces/enqueue-options.interface';
 export { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';

@@ -72,12 +72,18 @@ export function checkJobId(field: string, value: unknown): string {
  */
 export function serialiseData(field: string, value: unknown, maxBytes: number): string {
   let json: string | undefined;
+  // The path of each object reached so far, so a bad value deep inside is named in full.
+  const paths = new WeakMap<object, string>();
   try {
-    json = JSON.stringify(value, (key, item: unknown) => {
-      const where = key === '' ? field : `${field}.${key}`;
+    json = JSON.stringify(value, function (this: object, key: string, item: unknown) {
+      const parent = paths.get(this) ?? field;
+      const where =
+        key === '' ? field : Array.isArray(this) ? `${parent}[${key}]` : `${parent}.${key}`;
+      if (typeof item === 'object' && item !== null) paths.set(item, where);
       if (typeof item === 'function' || typeof item === 'symbol') {
         fail(where, item, 'JSON-serialisable data (no functions or symbols)');
       }
+      if (typeof item === 'bigint') fail(where, item, 'JSON-serialisable data (no BigInt)');
       if (typeof item === 'number' && !Number.isFinite(item)) {
         fail(where, item, 'JSON-serialisable data (finite numbers only)');
       }

@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import {
   ASYNC_OPTIONS_TYPE,
   ConfigurableModuleClass,
@@ -6,8 +8,35 @@ import {
 } from './job-queue.module-definition';
 import { dataSourceProvider, resolvedOptionsProvider } from './job-queue.providers';
 import { QueueService } from './queue.service';
+import { JobHandlerMetadataAccessor } from './discovery/job-handler-metadata.accessor';
+import { JobHandlerExplorer } from './discovery/job-handler.explorer';
+import { JobHandlerRegistry } from './discovery/job-handler.registry';
+import { StaleJobReaper } from './maintenance/stale-job-reaper';
+import { JobCompleter } from './worker/job-completer';
+import { JobExecutor } from './worker/job-executor';
+import { JobHeartbeat } from './worker/job-heartbeat';
+import { JobListener } from './worker/job-listener';
+import { JobPoller } from './worker/job-poller';
+import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
+import { RunningJobs } from './worker/running-jobs';
 
-const coreProviders = [resolvedOptionsProvider, dataSourceProvider, QueueService];
+// Registered whatever the options say: with `worker: false` they stay idle (the options are only
+// known once async options resolve, after the provider list is fixed).
+const coreProviders = [
+  resolvedOptionsProvider,
+  QueueService,
+  JobHandlerMetadataAccessor,
+  JobHandlerExplorer,
+  JobHandlerRegistry,
+  RunningJobs,
+  JobCompleter,
+  JobExecutor,
+  JobPoller,
+  JobListener,
+  JobHeartbeat,
+  StaleJobReaper,
+  JobWorkerOrchestrator,
+];
 
 /**
  * The job queue. Import it once, after `TypeOrmModule.forRoot`:
@@ -18,17 +47,27 @@ const coreProviders = [resolvedOptionsProvider, dataSourceProvider, QueueService
 @Module({})
 export class JobQueueModule extends ConfigurableModuleClass {
   static forRoot(options: typeof OPTIONS_TYPE = {}): DynamicModule {
-    return this.withCoreProviders(super.forRoot(options));
+    return this.withCoreProviders(super.forRoot(options), options.dataSource);
   }
 
-  static forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
-    return this.withCoreProviders(super.forRootAsync(options));
+  /** `dataSource` goes here, beside `useFactory`, not in what the factory returns. */
+  static forRootAsync(options: typeof ASYNC_OPTIONS_TYPE & { dataSource?: string }): DynamicModule {
+    const { dataSource, ...asyncOptions } = options;
+    return this.withCoreProviders(super.forRootAsync(asyncOptions), dataSource);
   }
 
-  private static withCoreProviders(definition: DynamicModule): DynamicModule {
+  private static withCoreProviders(
+    definition: DynamicModule,
+    dataSource: string | undefined,
+  ): DynamicModule {
     return {
       ...definition,
-      providers: [...(definition.providers ?? []), ...coreProviders],
+      imports: [...(definition.imports ?? []), DiscoveryModule, ScheduleModule.forRoot()],
+      providers: [
+        ...(definition.providers ?? []),
+        ...coreProviders,
+        dataSourceProvider(dataSource),
+      ],
       exports: [...(definition.exports ?? []), QueueService],
     };
   }

@@ -167,7 +167,8 @@ function resolveWorker(value: unknown): ResolvedWorkerOptions | false {
 export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): ResolvedJobQueueOptions {
   if (!isPlainObject(raw)) fail('options', raw, 'an object');
   rejectUnknownKeys(raw, MODULE_KEYS, '', EXTRA_KEYS);
-  const staleAfterMs = intOption('staleAfterMs', raw.staleAfterMs, DEFAULT_STALE_AFTER_MS, 1);
+  // At least 2: the heartbeat must fit below it, and no interval is shorter than 1 ms.
+  const staleAfterMs = intOption('staleAfterMs', raw.staleAfterMs, DEFAULT_STALE_AFTER_MS, 2);
   const heartbeatIntervalMs = intOption(
     'heartbeatIntervalMs',
     raw.heartbeatIntervalMs,

@@ -1,10 +1,11 @@
 import { Provider } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from './job-queue.constants';
 import { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';
 import { resolveJobQueueOptions, ResolvedJobQueueOptions } from './job-queue.options';
+import { INVALID_OPTION } from './job-queue.messages';
+import { InvalidJobQueueOptionsError } from './errors';
 import { JobQueueModuleOptions } from './interfaces/job-queue-options.interface';
 
 /** Defaults and validation, fed by whichever registration style the app used. */
@@ -16,12 +17,27 @@ export const resolvedOptionsProvider: Provider = {
 
 /**
  * The app's own TypeORM DataSource, by name: the queue opens no pool of its own.
- * NOTE: the name is only known once async options resolve, so the token cannot be listed in
- * `inject`; ModuleRef looks it up across modules (TypeOrmModule registers it globally).
+ * NOTE: the name must be known when the module is defined (`forRoot({ dataSource })` or
+ * `forRootAsync({ dataSource, useFactory })`), because Nest only waits for a provider it can
+ * name in `inject`; an async factory cannot pick the data source.
  */
-export const dataSourceProvider: Provider = {
-  provide: JOB_QUEUE_DATA_SOURCE,
-  useFactory: (moduleRef: ModuleRef, options: ResolvedJobQueueOptions): DataSource =>
-    moduleRef.get(getDataSourceToken(options.dataSource), { strict: false }),
-  inject: [ModuleRef, RESOLVED_JOB_QUEUE_OPTIONS],
-};
+export function dataSourceProvider(name: string | undefined): Provider {
+  return {
+    provide: JOB_QUEUE_DATA_SOURCE,
+    useFactory: (dataSource: DataSource, options: ResolvedJobQueueOptions): DataSource => {
+      if (options.dataSource !== undefined && options.dataSource !== name) {
+        throw new InvalidJobQueueOptionsError(
+          INVALID_OPTION(
+            'dataSource',
+            options.dataSource,
+            `the same name as given to forRootAsync({ dataSource }) (${String(name)})`,
+          ),
+          'dataSource',
+          options.dataSource,
+        );
+      }
+      return dataSource;
+    },
+    inject: [getDataSourceToken(name), RESOLVED_JOB_QUEUE_OPTIONS],
+  };
+}

@@ -58,6 +58,8 @@ export class QueueService {
    */
   async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
     const { manager, ...jobOptions } = opts;
+    // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
+    this.rejectUnknownKeys('', jobOptions, JOB_OPTION_KEYS);
     const row = this.toInsertRow('', { ...jobOptions, type: jobType, data });
     const [job] = await this.insertAll(manager ?? this.dataSource, [row]);
     return job as Job<T>;
@@ -130,17 +132,7 @@ export class QueueService {
       const field = path ? path.slice(0, -1) : 'options';
       throw new InvalidJobInputError(INVALID_INPUT(field, item, 'an object'), field, item);
     }
-    const known: readonly string[] = [...JOB_OPTION_KEYS, 'type', 'data'];
-    for (const key of Object.keys(item)) {
-      if (!known.includes(key)) {
-        const field = path + key;
-        throw new InvalidJobInputError(
-          `Unknown job option "${field}". Known options: ${JOB_OPTION_KEYS.join(', ')}.`,
-          field,
-          (item as unknown as Record<string, unknown>)[key],
-        );
-      }
-    }
+    this.rejectUnknownKeys(path, item, [...JOB_OPTION_KEYS, 'type', 'data']);
     const opts: JobOptions = item;
     if (opts.runAt !== undefined && opts.delayMs !== undefined) {
       throw new InvalidJobInputError(
@@ -163,6 +155,19 @@ export class QueueService {
       uniqueKey:
         opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
     };
+  }
+
+  private rejectUnknownKeys(path: string, item: object, known: readonly string[]): void {
+    for (const key of Object.keys(item)) {
+      if (!known.includes(key)) {
+        const field = path + key;
+        throw new InvalidJobInputError(
+          `Unknown job option "${field}". Known options: ${JOB_OPTION_KEYS.join(', ')}.`,
+          field,
+          (item as Record<string, unknown>)[key],
+        );
+      }
+    }
   }
 
   /**

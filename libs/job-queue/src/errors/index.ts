@@ -3,3 +3,5 @@ export * from './invalid-job-queue-options.error';
 export * from './invalid-job-input.error';
 export * from './job-not-found.error';
 export * from './job-state-conflict.error';
+export * from './duplicate-job-handler.error';
+export * from './job-run-errors';

@@ -12,6 +12,10 @@ export async function retryJobRow(db: Queryable, id: string): Promise<JobRow | u
        status = 'pending', attempts = 0, run_at = now(), worker_id = NULL, claimed_at = NULL,
        heartbeat_at = NULL, started_at = NULL, completed_at = NULL, updated_at = now()
      WHERE id = $1 AND status IN ('failed', 'cancelled')
+       AND NOT EXISTS (
+         SELECT 1 FROM jobs holder
+         WHERE holder.unique_key = jobs.unique_key
+           AND holder.status IN ('pending', 'claimed', 'running'))
      RETURNING *`,
     [id],
   );

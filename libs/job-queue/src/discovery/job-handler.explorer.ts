@@ -1,0 +1,67 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { JobHandlerFunction } from '../interfaces/job-context.interface';
+import { JobHandlerMetadataAccessor } from './job-handler-metadata.accessor';
+import { JobHandlerRegistry } from './job-handler.registry';
+import { resolveHandlerOptions } from './job-handler-options';
+
+/**
+ * Collects `@JobHandler` methods into the registry at module init. It only collects: the
+ * worker starts at application bootstrap. A duplicate type or a bad option fails the boot.
+ */
+@Injectable()
+export class JobHandlerExplorer implements OnModuleInit {
+  private readonly logger = new Logger('JobQueue');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
+    private readonly accessor: JobHandlerMetadataAccessor,
+    private readonly registry: JobHandlerRegistry,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.options.worker === false) return;
+    for (const wrapper of this.discovery.getProviders()) this.exploreProvider(wrapper);
+  }
+
+  private exploreProvider(wrapper: InstanceWrapper): void {
+    const isStatic = wrapper.isDependencyTreeStatic();
+    // NOTE: providers built by useFactory/useValue have no metatype of their class; a static
+    // provider's instance's prototype is what carries the decorated methods. A request-scoped
+    // one has no instance yet, so its class is read from the metatype, only to warn.
+    const prototype: object | undefined = isStatic
+      ? wrapper.instance && typeof wrapper.instance === 'object'
+        ? Object.getPrototypeOf(wrapper.instance)
+        : undefined
+      : (wrapper.metatype as Function | undefined)?.prototype;
+    if (!prototype) return;
+    const handlerMethods = this.metadataScanner
+      .getAllMethodNames(prototype)
+      .filter((name) => this.accessor.getJobHandlerMetadata((prototype as Record<string, Function>)[name]));
+    if (handlerMethods.length === 0) return;
+    const className = prototype.constructor.name;
+    if (!isStatic) {
+      this.logger.warn(
+        `${className} is request-scoped (or depends on a request-scoped provider): its ` +
+          `@JobHandler methods (${handlerMethods.join(', ')}) are not registered. Make it a singleton.`,
+      );
+      return;
+    }
+    for (const methodName of handlerMethods) {
+      const method = (prototype as Record<string, JobHandlerFunction>)[methodName];
+      const { jobType, options } = this.accessor.getJobHandlerMetadata(method)!;
+      const name = `${className}#${methodName}`;
+      this.registry.add({
+        jobType,
+        name,
+        run: method.bind(wrapper.instance),
+        options: resolveHandlerOptions(`@JobHandler('${jobType}') on ${name}`, options, this.options),
+      });
+    }
+  }
+}

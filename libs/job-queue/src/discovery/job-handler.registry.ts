@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { JobHandlerFunction } from '../interfaces/job-context.interface';
+import { ResolvedBackoff } from '../job-queue.options';
+import { DuplicateJobHandlerError } from '../errors';
+
+/** A handler's options with the module's defaults filled in. */
+export interface ResolvedHandlerOptions {
+  /** `undefined`: no limit of its own, only `worker.concurrency`. */
+  concurrency: number | undefined;
+  maxAttempts: number;
+  /** `undefined`: no timeout. */
+  timeoutMs: number | undefined;
+  backoff: ResolvedBackoff;
+}
+
+export interface RegisteredJobHandler {
+  jobType: string;
+  /** `Class#method`, for messages. */
+  name: string;
+  run: JobHandlerFunction;
+  options: ResolvedHandlerOptions;
+}
+
+/** Job type → handler, filled by the explorer at module init. */
+@Injectable()
+export class JobHandlerRegistry {
+  private readonly handlers = new Map<string, RegisteredJobHandler>();
+
+  add(handler: RegisteredJobHandler): void {
+    const existing = this.handlers.get(handler.jobType);
+    if (existing) throw new DuplicateJobHandlerError(handler.jobType, existing.name, handler.name);
+    this.handlers.set(handler.jobType, handler);
+  }
+
+  get(jobType: string): RegisteredJobHandler | undefined {
+    return this.handlers.get(jobType);
+  }
+
+  jobTypes(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  all(): RegisteredJobHandler[] {
+    return [...this.handlers.values()];
+  }
+}

@@ -1,0 +1,39 @@
+import { LoggerService } from '@nestjs/common';
+import { Job } from '../entities/job.entity';
+
+/**
+ * Terminology:
+ * - job: one row of `jobs`; its `jobType` names the handler that runs it.
+ * - handler: a provider method marked `@JobHandler(jobType)`.
+ * - worker: a process that imports `JobQueueModule` with `worker` enabled; it claims jobs and
+ *   runs their handlers. Many workers on many machines share one database.
+ * - attempt: one claim and run of a job; a failed attempt is retried after a backoff delay.
+ */
+
+/**
+ * What a handler receives next to its job.
+ *
+ * @publicApi
+ */
+export interface JobContext<T = unknown> {
+  job: Job<T>;
+  /**
+   * Records progress 0..100 and, when given, the current stage. Writes are throttled
+   * (`progressThrottleMs`); the last value always lands, at the latest with the job's completion.
+   */
+  progress(percent: number, stage?: string): Promise<void>;
+  /**
+   * Aborts when the job is cancelled, times out or the worker shuts down; `signal.reason` says
+   * which (`JobCancelledError`, `JobTimeoutError`, `WorkerShutdownError`). Long handlers should
+   * check it or pass it on (fetch, streams).
+   */
+  signal: AbortSignal;
+  /** A logger whose context names the job type and id. */
+  logger: LoggerService;
+}
+
+/** The shape of a handler method. @publicApi */
+export type JobHandlerFunction<T = unknown, R = unknown> = (
+  job: Job<T>,
+  ctx: JobContext<T>,
+) => R | Promise<R>;

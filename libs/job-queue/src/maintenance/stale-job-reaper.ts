@@ -1,0 +1,67 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { JobHandlerRegistry } from '../discovery/job-handler.registry';
+import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
+
+/**
+ * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
+ * `staleAfterMs`: back to `pending`, or `failed` when that was their last attempt, so no job
+ * stays claimed forever. Every worker runs one; an advisory lock lets one act at a time.
+ */
+@Injectable()
+export class StaleJobReaper {
+  private readonly logger = new Logger('JobQueue');
+  private reaping: Promise<unknown> | undefined;
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly registry: JobHandlerRegistry,
+    private readonly schedulerRegistry: SchedulerRegistry,
+  ) {}
+
+  private get intervalName(): string {
+    return `job-queue:reaper:${this.options.workerId}`;
+  }
+
+  start(): void {
+    this.schedulerRegistry.addInterval(
+      this.intervalName,
+      setInterval(() => {
+        this.reaping ??= this.rescueOnce()
+          .catch((error: Error) => this.logger.warn(`Stale-job check failed: ${error.message}`))
+          .finally(() => (this.reaping = undefined));
+      }, this.options.reaperIntervalMs),
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
+      this.schedulerRegistry.deleteInterval(this.intervalName);
+    }
+    await this.reaping;
+  }
+
+  /** One pass; returns the jobs it recovered (none when another node holds the lock). */
+  async rescueOnce(): Promise<RescuedJobRow[]> {
+    const typeLimits = new Map(
+      this.registry.all().map((handler) => [handler.jobType, handler.options.maxAttempts]),
+    );
+    const rescued = await rescueStaleJobs(
+      this.dataSource,
+      this.options.staleAfterMs,
+      typeLimits,
+      this.options.defaultMaxAttempts,
+    );
+    for (const job of rescued) {
+      this.logger.warn(
+        `Recovered stale job ${job.id} (${job.job_type}) from worker ${job.worker_id ?? '?'}: ` +
+          (job.status === 'failed' ? 'no attempts left, now failed' : 'back to pending'),
+      );
+    }
+    return rescued;
+  }
+}

@@ -1,0 +1,18 @@
+import { Queryable, queryRows, JobRow } from './queryable';
+
+/**
+ * Claims up to `batchSize` claimable jobs of `jobTypes` for `workerId` through the
+ * `claim_job_batch` SQL function; rows come back best first.
+ */
+export function claimJobBatch(
+  db: Queryable,
+  workerId: string,
+  jobTypes: readonly string[],
+  batchSize: number,
+): Promise<JobRow[]> {
+  return queryRows(db, `SELECT * FROM claim_job_batch($1, $2::varchar[], $3)`, [
+    workerId,
+    jobTypes,
+    batchSize,
+  ]);
+}

@@ -1,0 +1,66 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { JobCancelledError } from '../errors';
+import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
+import { JobCompleter } from './job-completer';
+import { RunningJobs } from './running-jobs';
+
+/**
+ * Renews the lease of every job this worker holds, one statement per `heartbeatIntervalMs`, and
+ * aborts the handlers of jobs it no longer holds (cancelled, or taken back by the reaper).
+ */
+@Injectable()
+export class JobHeartbeat {
+  private readonly logger = new Logger('JobQueue');
+  private beating: Promise<unknown> | undefined;
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly running: RunningJobs,
+    private readonly completer: JobCompleter,
+    private readonly schedulerRegistry: SchedulerRegistry,
+  ) {}
+
+  private get intervalName(): string {
+    return `job-queue:heartbeat:${this.options.workerId}`;
+  }
+
+  start(): void {
+    this.schedulerRegistry.addInterval(
+      this.intervalName,
+      setInterval(() => {
+        this.beating ??= this.beatOnce()
+          .catch((error: Error) => this.logger.warn(`Heartbeat failed: ${error.message}`))
+          .finally(() => (this.beating = undefined));
+      }, this.options.heartbeatIntervalMs),
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
+      this.schedulerRegistry.deleteInterval(this.intervalName);
+    }
+    await this.beating;
+  }
+
+  /** One renewal; returns how many handlers were aborted because their job is no longer ours. */
+  async beatOnce(): Promise<number> {
+    const runningIds = this.running.ids();
+    const ids = [...runningIds, ...this.completer.pendingIds()];
+    if (ids.length === 0) return 0;
+    const held = new Set(await heartbeatJobs(this.dataSource, this.options.workerId, ids));
+    let aborted = 0;
+    for (const id of runningIds) {
+      const entry = this.running.get(id);
+      if (!held.has(id) && entry && !entry.controller.signal.aborted) {
+        entry.controller.abort(new JobCancelledError(id));
+        aborted++;
+      }
+    }
+    return aborted;
+  }
+}

@@ -1,0 +1,170 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { JobHandlerRegistry } from '../discovery/job-handler.registry';
+import { withQueryRunner } from '../sql/with-query-runner';
+import { claimJobBatch } from '../sql/claim-job-batch.query';
+import { markJobsRunning } from '../sql/mark-jobs-running.query';
+import { toJob } from '../sql/queryable';
+import { JobExecutor } from './job-executor';
+import { RunningJobs } from './running-jobs';
+import { FailureBackoff } from './failure-backoff';
+
+/** One claim: these types, at most this many jobs. */
+interface ClaimRequest {
+  jobTypes: string[];
+  limit: number;
+}
+
+/**
+ * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
+ * in SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more work than
+ * it could take; polls never overlap (a wake during a poll runs one more poll after it).
+ */
+@Injectable()
+export class JobPoller {
+  private readonly logger = new Logger('JobQueue');
+  private readonly backoff = new FailureBackoff();
+  private jobTypes: string[] = [];
+  private stopped = true;
+  private polling: Promise<void> | undefined;
+  private pollAgain = false;
+  private wakeScheduled = false;
+  /** The last poll filled every slot it could: there is probably more waiting. */
+  private saturated = false;
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly registry: JobHandlerRegistry,
+    private readonly running: RunningJobs,
+    private readonly executor: JobExecutor,
+    private readonly schedulerRegistry: SchedulerRegistry,
+  ) {}
+
+  private get worker(): ResolvedWorkerOptions {
+    return this.options.worker as ResolvedWorkerOptions;
+  }
+
+  private get intervalName(): string {
+    return `job-queue:poll:${this.options.workerId}`;
+  }
+
+  start(jobTypes: string[]): void {
+    this.jobTypes = jobTypes;
+    this.stopped = false;
+    this.executor.onSlotFreed = () => {
+      if (this.saturated) this.wake();
+    };
+    this.schedulerRegistry.addInterval(
+      this.intervalName,
+      setInterval(() => this.wake(), this.worker.pollIntervalMs),
+    );
+    this.wake();
+  }
+
+  /** Stops claiming; resolves once a poll under way has handed its jobs to the executor. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
+      this.schedulerRegistry.deleteInterval(this.intervalName);
+    }
+    await this.polling;
+  }
+
+  /** Asks for a poll soon; many wakes in one tick of the event loop make one poll. */
+  wake(): void {
+    if (this.stopped || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      this.pollSoon();
+    });
+  }
+
+  private pollSoon(): void {
+    if (this.stopped) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    this.polling = this.pollOnce()
+      .then((claimed) => {
+        if (this.backoff.failing) {
+          this.logger.log(`Database reachable again; claimed ${claimed} job(s)`);
+        }
+        this.backoff.succeeded();
+      })
+      .catch((error: Error) => {
+        if (this.backoff.failed()) {
+          this.logger.error(
+            `Could not claim jobs: ${error.message}; next try in ${this.backoff.delayMs} ms`,
+          );
+        }
+      })
+      .finally(() => {
+        this.polling = undefined;
+        const again = this.pollAgain;
+        this.pollAgain = false;
+        if (this.backoff.failing) setTimeout(() => this.wake(), this.backoff.delayMs).unref();
+        else if (again) this.wake();
+      });
+  }
+
+  /** Claims as many jobs as there are free slots and starts them. Returns how many. */
+  async pollOnce(): Promise<number> {
+    let claimed = 0;
+    let saturated = false;
+    for (const request of this.claimRequests()) {
+      // Started jobs take slots: each claim gets what the ones before it left.
+      const limit = Math.min(request.limit, this.freeSlots());
+      if (this.stopped || limit <= 0) break;
+      const rows = await withQueryRunner(this.dataSource, async (queryRunner) => {
+        const claimedRows = await claimJobBatch(
+          queryRunner,
+          this.options.workerId,
+          request.jobTypes,
+          limit,
+        );
+        if (claimedRows.length > 0) {
+          await markJobsRunning(
+            queryRunner,
+            this.options.workerId,
+            claimedRows.map((row) => String(row.id)),
+          );
+        }
+        return claimedRows;
+      });
+      for (const row of rows) this.executor.start(toJob(row));
+      claimed += rows.length;
+      if (rows.length === limit) saturated = true;
+    }
+    this.saturated = saturated;
+    return claimed;
+  }
+
+  private freeSlots(): number {
+    return Math.min(this.worker.concurrency - this.running.size, this.worker.batchSize);
+  }
+
+  /**
+   * What to claim: one request for the types without a `concurrency` of their own, and one per
+   * type that has one, capped by what that type has free.
+   */
+  private claimRequests(): ClaimRequest[] {
+    const shared: string[] = [];
+    const requests: ClaimRequest[] = [];
+    for (const jobType of this.jobTypes) {
+      const limit = this.registry.get(jobType)?.options.concurrency;
+      if (limit === undefined) shared.push(jobType);
+      else if (limit > this.running.countOf(jobType)) {
+        requests.push({ jobTypes: [jobType], limit: limit - this.running.countOf(jobType) });
+      }
+    }
+    if (shared.length > 0) requests.unshift({ jobTypes: shared, limit: Infinity });
+    return requests;
+  }
+}

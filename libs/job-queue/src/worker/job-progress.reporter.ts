@@ -1,0 +1,71 @@
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { checkProgress, checkStage } from '../job-input.validation';
+import { updateProgressRow } from '../sql/update-progress.query';
+
+/**
+ * `ctx.progress` for one running job: at most one write per `throttleMs`; calls in between only
+ * keep the newest value, written when the period ends. Whatever is still unwritten when the
+ * handler returns is handed to the completion write (`takeUnwritten`), so the last value lands.
+ */
+export class JobProgressReporter {
+  private lastWriteAt = 0;
+  private unwritten: { progress: number; stage: string | undefined } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly jobId: string,
+    private readonly throttleMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Validates at once (bad values throw to the handler), writes now or at the period's end. */
+  async report(progress: number, stage?: string): Promise<void> {
+    const value = { progress: checkProgress('progress', progress), stage: checkStage('stage', stage) };
+    if (this.closed) return;
+    this.unwritten = { progress: value.progress, stage: value.stage ?? this.unwritten?.stage };
+    const wait = this.lastWriteAt + this.throttleMs - Date.now();
+    if (wait <= 0 && !this.writing) return this.write();
+    this.scheduleWrite(Math.max(wait, 0));
+  }
+
+  /** Stops further writes and returns the value no write has carried yet. */
+  async takeUnwritten(): Promise<{ progress: number; stage: string | undefined } | undefined> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.writing;
+    return this.unwritten;
+  }
+
+  private scheduleWrite(delayMs: number): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.write();
+    }, delayMs);
+  }
+
+  private async write(): Promise<void> {
+    if (this.writing) return this.writing;
+    const value = this.unwritten;
+    if (!value || this.closed) return;
+    this.unwritten = undefined;
+    this.lastWriteAt = Date.now();
+    this.writing = updateProgressRow(this.dataSource, this.jobId, value.progress, value.stage)
+      .then(() => undefined)
+      .catch((error: Error) => {
+        // Progress is advisory: a failed write must not fail the job. Keep the value so the
+        // completion write still carries it.
+        this.unwritten ??= value;
+        this.logger.warn(`Could not record progress: ${error.message}`);
+      })
+      .finally(() => {
+        this.writing = undefined;
+        if (this.unwritten && !this.closed) this.scheduleWrite(this.throttleMs);
+      });
+    return this.writing;
+  }
+}

@@ -1,0 +1,234 @@
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../migrations';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { claim, connect } from './claim-job-batch.support';
+
+const FINISHED = 1_000_000;
+const PENDING = 1_000;
+const TYPES = ['email', 'report'];
+
+/** Finished jobs of the very types being claimed, with spread priorities and ages. */
+const INSERT_FINISHED = `
+  INSERT INTO jobs (job_type, priority, status, created_at, run_at, completed_at, attempts)
+  SELECT CASE g % 3 WHEN 0 THEN 'email' WHEN 1 THEN 'report' ELSE 'other' END,
+         g % 300,
+         'completed',
+         now() - interval '30 days' + g * interval '1 second',
+         now() - interval '30 days' + g * interval '1 second',
+         now() - interval '30 days' + g * interval '1 second',
+         1
+  FROM generate_series(1, $1::int) AS g`;
+const INSERT_PENDING = `
+  INSERT INTO jobs (job_type, priority, created_at)
+  SELECT CASE g % 2 WHEN 0 THEN 'email' ELSE 'report' END, 50 + g % 100, now() - g * interval '1 ms'
+  FROM generate_series(1, $1::int) AS g`;
+
+interface PlanNode {
+  /** The node line without its costs, e.g. `Index Scan using jobs_claim_idx on jobs`. */
+  name: string;
+  /** A `CTE x` / `InitPlan n` / `SubPlan n` line: not a node, it heads a sub-plan of its parent. */
+  isSubPlanLabel: boolean;
+  details: string[];
+  children: PlanNode[];
+  column: number;
+}
+
+const SUBPLAN_LABEL = /^(CTE \S+|InitPlan \d+.*|SubPlan \d+.*)$/;
+
+/** Builds the node tree of an `EXPLAIN (FORMAT TEXT)` plan from its indentation. */
+function parsePlan(text: string): PlanNode {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  const clean = (name: string) => name.replace(/\s+\(cost=.*$/, '').trim();
+  const root: PlanNode = {
+    name: clean(lines[0]),
+    isSubPlanLabel: false,
+    details: [],
+    children: [],
+    column: lines[0].length - lines[0].trimStart().length,
+  };
+  const stack: PlanNode[] = [root];
+  let last = root;
+  const attach = (column: number, node: PlanNode) => {
+    while (stack.length > 1 && stack[stack.length - 1].column >= column) stack.pop();
+    stack[stack.length - 1].children.push(node);
+    stack.push(node);
+  };
+  for (const line of lines.slice(1)) {
+    const column = line.length - line.trimStart().length;
+    const arrow = /^(\s*)->\s+(.*)$/.exec(line);
+    if (arrow) {
+      last = { name: clean(arrow[2]), isSubPlanLabel: false, details: [], children: [], column };
+      attach(column, last);
+      last.column = line.indexOf(arrow[2]);
+    } else if (SUBPLAN_LABEL.test(line.trim())) {
+      attach(column, {
+        name: line.trim(),
+        isSubPlanLabel: true,
+        details: [],
+        children: [],
+        column,
+      });
+    } else {
+      last.details.push(line.trim());
+    }
+  }
+  return root;
+}
+
+function* walk(node: PlanNode): Generator<PlanNode> {
+  yield node;
+  for (const child of node.children) yield* walk(child);
+}
+
+/** Everything a node reads as its own input, leaving out the sub-plans (CTEs) hung on it. */
+function* inputOf(node: PlanNode): Generator<PlanNode> {
+  for (const child of node.children) if (!child.isSubPlanLabel) yield* walk(child);
+}
+
+const readsJobs = (node: PlanNode) => / on jobs( |$)/.test(node.name);
+
+/** The claim must walk the partial index in order, never scan or sort the table. */
+function expectIndexOrderedClaim(planText: string): void {
+  const nodes = [...walk(parsePlan(planText))];
+  const names = nodes.map((node) => node.name);
+
+  expect(names).toContainEqual(expect.stringMatching(/^Index Scan using jobs_claim_idx on jobs\b/));
+  expect(names.filter((name) => /Seq Scan on jobs\b/.test(name))).toEqual([]);
+  const sortsOverJobs = nodes
+    .filter((node) => /\bSort$/.test(node.name))
+    .filter((sort) => [...inputOf(sort)].some(readsJobs))
+    .map((sort) => `${sort.name} (${sort.details.join('; ')})`);
+  expect(sortsOverJobs).toEqual([]);
+}
+
+describe('claim_job_batch: plan and cost with a million finished jobs', () => {
+  let big: TestDatabase;
+  let fresh: TestDatabase;
+  let client: Client;
+  let freshClient: Client;
+
+  const explain = async (sql: string): Promise<string> => {
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(sql);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  };
+
+  beforeAll(async () => {
+    [big, fresh] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    [client, freshClient] = await Promise.all([connect(big.url), connect(fresh.url)]);
+    await client.query(INSERT_FINISHED, [FINISHED]);
+    await client.query(INSERT_PENDING, [PENDING]);
+    await client.query(`ANALYZE jobs`);
+    await client.query(
+      `PREPARE claim_plan(varchar, varchar[], integer, timestamptz) AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([client?.end(), freshClient?.end()]);
+    await Promise.all([big?.drop(), fresh?.drop()]);
+  });
+
+  it('holds the rows the test is about', async () => {
+    const { rows } = await client.query(
+      `SELECT status, count(*)::int AS count FROM jobs GROUP BY status ORDER BY status`,
+    );
+    expect(rows).toEqual([
+      { status: 'completed', count: FINISHED },
+      { status: 'pending', count: PENDING },
+    ]);
+  });
+
+  it('generic plan (what a cached plpgsql plan would be): an index scan on jobs_claim_idx, no seq scan, no sort of the table', async () => {
+    await client.query(`SET plan_cache_mode = force_generic_plan`);
+    try {
+      const plan = await explain(
+        `EXPLAIN (FORMAT TEXT) EXECUTE claim_plan('w', ARRAY['email', 'report'], 10, NULL)`,
+      );
+      // Parameters left as $n: it really is the generic plan.
+      expect(plan).toContain('$2');
+      expectIndexOrderedClaim(plan);
+    } finally {
+      await client.query(`RESET plan_cache_mode`);
+    }
+  });
+
+  it('custom plans, with and without p_now: the same shape', async () => {
+    await client.query(`SET plan_cache_mode = force_custom_plan`);
+    try {
+      for (const args of [
+        `'w', ARRAY['email', 'report'], 10, NULL`,
+        `'w', ARRAY['email'], 1, now()`,
+        `'w', ARRAY['email', 'report', 'other'], 500, '2031-01-01T00:00:00Z'`,
+      ]) {
+        const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE claim_plan(${args})`);
+        expect(plan).not.toContain('$2');
+        expectIndexOrderedClaim(plan);
+      }
+    } finally {
+      await client.query(`RESET plan_cache_mode`);
+    }
+  });
+
+  it('the statement inside claim_job_batch runs that plan, call after call (auto_explain)', async () => {
+    const plans: string[] = [];
+    const onNotice = (notice: { message?: string }) => {
+      const message = notice.message ?? '';
+      if (!message.includes('FOR UPDATE SKIP LOCKED')) return; // the outer SELECT's plan
+      const lines = message.split('\n');
+      plans.push(lines.slice(lines.findIndex((line) => /\(cost=\d/.test(line))).join('\n'));
+    };
+    client.on('notice', onNotice);
+    await client.query(`LOAD 'auto_explain'`);
+    await client.query(`SET auto_explain.log_min_duration = 0`);
+    await client.query(`SET auto_explain.log_nested_statements = on`);
+    await client.query(`SET auto_explain.log_level = 'notice'`);
+    await client.query(`SET auto_explain.log_format = 'text'`);
+    await client.query('BEGIN');
+    try {
+      // Past the plan cache's five custom plans, then with the generic plan forced.
+      for (let i = 0; i < 8; i++) await claim(client, 'w', TYPES, 10);
+      await client.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+      for (let i = 0; i < 2; i++) await claim(client, 'w', TYPES, 10);
+    } finally {
+      await client.query('ROLLBACK');
+      await client.query(`SET auto_explain.log_min_duration = -1`);
+      client.off('notice', onNotice);
+    }
+
+    expect(plans).toHaveLength(10);
+    plans.forEach(expectIndexOrderedClaim);
+    expect(plans[9]).toContain('$2');
+  });
+
+  it('times 200 claims of 10 against a million finished jobs and against none (printed, not asserted)', async () => {
+    // Enough pending jobs for 200 x 10 in both tables, same types and priorities.
+    await client.query(INSERT_PENDING, [2_000]);
+    await freshClient.query(INSERT_PENDING, [PENDING + 2_000]);
+    await Promise.all([client.query(`ANALYZE jobs`), freshClient.query(`ANALYZE jobs`)]);
+    // Time the claim, not the WAL flush each autocommit would otherwise wait for.
+    await Promise.all(
+      [client, freshClient].map((target) => target.query(`SET synchronous_commit = off`)),
+    );
+
+    const medianMs = async (target: Client): Promise<number> => {
+      const times: number[] = [];
+      for (let i = 0; i < 200; i++) {
+        const start = performance.now();
+        const rows = await claim(target, 'timer', TYPES, 10);
+        times.push(performance.now() - start);
+        expect(rows).toHaveLength(10);
+      }
+      times.sort((a, b) => a - b);
+      return (times[99] + times[100]) / 2;
+    };
+    const withHistory = await medianMs(client);
+    const withoutHistory = await medianMs(freshClient);
+
+    console.log(
+      `claim_job_batch(batch 10) x 200, median per claim: ` +
+        `${withHistory.toFixed(3)} ms with ${FINISHED.toLocaleString('en')} finished jobs, ` +
+        `${withoutHistory.toFixed(3)} ms with none (autocommit, synchronous_commit off)`,
+    );
+  });
+});
