@@ -16,7 +16,11 @@ function fail(field: string, value: unknown, expected: string): never {
 }
 
 export function checkJobType(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim().length === 0 || value.length > MAX_JOB_TYPE_LENGTH) {
+  if (
+    typeof value !== 'string' ||
+    value.trim().length === 0 ||
+    value.length > MAX_JOB_TYPE_LENGTH
+  ) {
     fail(field, value, `a non-blank string of at most ${MAX_JOB_TYPE_LENGTH} characters`);
   }
   return value;

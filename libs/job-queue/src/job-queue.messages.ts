@@ -3,7 +3,12 @@ import { inspect } from 'node:util';
 /** Renders a value for an error message: short, unambiguous (`'5'` vs `5`), never throws. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
-  return inspect(value, { depth: 1, breakLength: Infinity, maxStringLength: 80, maxArrayLength: 5 });
+  return inspect(value, {
+    depth: 1,
+    breakLength: Infinity,
+    maxStringLength: 80,
+    maxArrayLength: 5,
+  });
 }
 
 export const INVALID_OPTION = (option: string, value: unknown, expected: string): string =>

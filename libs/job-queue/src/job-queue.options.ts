@@ -121,7 +121,12 @@ export function resolveBackoff(
   if (value === undefined) return fallback;
   if (!isPlainObject(value)) fail(option, value, 'an object { baseDelayMs, maxDelayMs, jitter }');
   rejectUnknownKeys(value, BACKOFF_KEYS, `${option}.`);
-  const baseDelayMs = intOption(`${option}.baseDelayMs`, value.baseDelayMs, fallback.baseDelayMs, 0);
+  const baseDelayMs = intOption(
+    `${option}.baseDelayMs`,
+    value.baseDelayMs,
+    fallback.baseDelayMs,
+    0,
+  );
   const maxDelayMs = intOption(`${option}.maxDelayMs`, value.maxDelayMs, fallback.maxDelayMs, 0);
   if (maxDelayMs < baseDelayMs) {
     fail(`${option}.maxDelayMs`, maxDelayMs, `at least baseDelayMs (${baseDelayMs})`);

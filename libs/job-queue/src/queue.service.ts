@@ -1,11 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS, DEFAULT_PRIORITY } from './job-queue.constants';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+  DEFAULT_PRIORITY,
+} from './job-queue.constants';
 import { ResolvedJobQueueOptions } from './job-queue.options';
 import { Job } from './entities/job.entity';
 import { JobStatus } from './entities/job-status.enum';
 import { InvalidJobInputError, JobNotFoundError, JobStateConflictError } from './errors';
-import { EnqueueManyItem, EnqueueOptions, JobOptions, WriteOptions } from './interfaces/enqueue-options.interface';
+import {
+  EnqueueManyItem,
+  EnqueueOptions,
+  JobOptions,
+  WriteOptions,
+} from './interfaces/enqueue-options.interface';
 import { INVALID_INPUT } from './job-queue.messages';
 import {
   checkInteger,
@@ -151,7 +160,9 @@ export class QueueService {
       runAt: opts.runAt === undefined ? null : checkRunAt(`${path}runAt`, opts.runAt),
       delayMs: opts.delayMs === undefined ? 0 : checkInteger(`${path}delayMs`, opts.delayMs, 0),
       maxAttempts:
-        opts.maxAttempts === undefined ? null : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
+        opts.maxAttempts === undefined
+          ? null
+          : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
       uniqueKey:
         opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
     };

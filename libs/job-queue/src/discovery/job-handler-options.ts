@@ -25,7 +25,11 @@ export function resolveHandlerOptions(
   for (const key of Object.keys(options)) {
     if (!HANDLER_OPTION_KEYS.includes(key)) {
       const option = `${where}: ${key}`;
-      throw new InvalidJobQueueOptionsError(UNKNOWN_OPTION(option, HANDLER_OPTION_KEYS), option, undefined);
+      throw new InvalidJobQueueOptionsError(
+        UNKNOWN_OPTION(option, HANDLER_OPTION_KEYS),
+        option,
+        undefined,
+      );
     }
   }
   return {

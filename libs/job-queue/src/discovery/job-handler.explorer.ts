@@ -42,7 +42,9 @@ export class JobHandlerExplorer implements OnModuleInit {
     if (!prototype) return;
     const handlerMethods = this.metadataScanner
       .getAllMethodNames(prototype)
-      .filter((name) => this.accessor.getJobHandlerMetadata((prototype as Record<string, Function>)[name]));
+      .filter((name) =>
+        this.accessor.getJobHandlerMetadata((prototype as Record<string, Function>)[name]),
+      );
     if (handlerMethods.length === 0) return;
     const className = prototype.constructor.name;
     if (!isStatic) {
@@ -60,7 +62,11 @@ export class JobHandlerExplorer implements OnModuleInit {
         jobType,
         name,
         run: method.bind(wrapper.instance),
-        options: resolveHandlerOptions(`@JobHandler('${jobType}') on ${name}`, options, this.options),
+        options: resolveHandlerOptions(
+          `@JobHandler('${jobType}') on ${name}`,
+          options,
+          this.options,
+        ),
       });
     }
   }

@@ -12,7 +12,9 @@ export function errorText(thrown: unknown): string {
   let text: string;
   try {
     if (thrown instanceof Error) {
-      text = thrown.stack?.includes(thrown.message) ? thrown.stack : `${thrown.name}: ${thrown.message}\n${thrown.stack ?? ''}`;
+      text = thrown.stack?.includes(thrown.message)
+        ? thrown.stack
+        : `${thrown.name}: ${thrown.message}\n${thrown.stack ?? ''}`;
     } else if (typeof thrown === 'string') {
       text = thrown;
     } else {
@@ -22,6 +24,8 @@ export function errorText(thrown: unknown): string {
     text = 'Non-error thrown (could not be rendered)';
   }
   // jsonb/text cannot hold NUL.
-  text = text.replace(/\u0000/g, '\\0');
-  return text.length > MAX_ERROR_TEXT_LENGTH ? `${text.slice(0, MAX_ERROR_TEXT_LENGTH)}… (truncated)` : text;
+  text = text.replaceAll('\u0000', '\\0');
+  return text.length > MAX_ERROR_TEXT_LENGTH
+    ? `${text.slice(0, MAX_ERROR_TEXT_LENGTH)}… (truncated)`
+    : text;
 }

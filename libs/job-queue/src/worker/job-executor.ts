@@ -29,7 +29,6 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
  */
 @Injectable()
 export class JobExecutor {
-  private readonly logger = new Logger('JobQueue');
   /** Called whenever a slot frees up, so the poller can claim more. */
   onSlotFreed: () => void = () => undefined;
 
@@ -58,11 +57,18 @@ export class JobExecutor {
     const handler = this.registry.get(job.jobType);
     if (!handler) {
       // Only possible with `worker.jobTypes` naming a type without a handler (checked at boot).
-      this.completer.push(this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true));
+      this.completer.push(
+        this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true),
+      );
       return;
     }
     const logger = new Logger(`JobQueue:${job.jobType}#${job.id}`);
-    const reporter = new JobProgressReporter(this.dataSource, job.id, this.options.progressThrottleMs, logger);
+    const reporter = new JobProgressReporter(
+      this.dataSource,
+      job.id,
+      this.options.progressThrottleMs,
+      logger,
+    );
     const ctx: JobContext = {
       job,
       signal: controller.signal,
@@ -72,7 +78,10 @@ export class JobExecutor {
     const timer =
       handler.options.timeoutMs === undefined
         ? undefined
-        : setTimeout(() => controller.abort(new JobTimeoutError(handler.options.timeoutMs!)), handler.options.timeoutMs);
+        : setTimeout(
+            () => controller.abort(new JobTimeoutError(handler.options.timeoutMs!)),
+            handler.options.timeoutMs,
+          );
     let settled: Settled;
     try {
       settled = await this.runHandler(handler, job, ctx, controller.signal);
@@ -151,7 +160,8 @@ export class JobExecutor {
     lastError: string,
     permanent: boolean,
   ): JobOutcome {
-    const maxAttempts = job.maxAttempts ?? handler?.options.maxAttempts ?? this.options.defaultMaxAttempts;
+    const maxAttempts =
+      job.maxAttempts ?? handler?.options.maxAttempts ?? this.options.defaultMaxAttempts;
     const retry = !permanent && job.attempts < maxAttempts;
     return {
       id: job.id,
@@ -159,7 +169,9 @@ export class JobExecutor {
       status: retry ? JobStatus.Pending : JobStatus.Failed,
       resultJson: null,
       lastError,
-      retryDelayMs: retry ? retryDelayMs(job.attempts, handler?.options.backoff ?? this.options.backoff) : null,
+      retryDelayMs: retry
+        ? retryDelayMs(job.attempts, handler?.options.backoff ?? this.options.backoff)
+        : null,
       progress: null,
       stage: null,
     };

@@ -93,10 +93,13 @@ export class JobListener {
     client?.removeAllListeners('end');
     // NOTE: release() cannot pass an error on; releasePostgresConnection(error) makes pg-pool
     // destroy the client, so a broken connection never goes back to the pool for someone else.
-    const releasable = queryRunner as unknown as { releasePostgresConnection?(e?: Error): Promise<void> };
-    const released = error && releasable.releasePostgresConnection
-      ? releasable.releasePostgresConnection(error)
-      : queryRunner.release();
+    const releasable = queryRunner as unknown as {
+      releasePostgresConnection?(e?: Error): Promise<void>;
+    };
+    const released =
+      error && releasable.releasePostgresConnection
+        ? releasable.releasePostgresConnection(error)
+        : queryRunner.release();
     await released.catch(() => undefined);
   }
 }

@@ -24,7 +24,10 @@ export class JobProgressReporter {
 
   /** Validates at once (bad values throw to the handler), writes now or at the period's end. */
   async report(progress: number, stage?: string): Promise<void> {
-    const value = { progress: checkProgress('progress', progress), stage: checkStage('stage', stage) };
+    const value = {
+      progress: checkProgress('progress', progress),
+      stage: checkStage('stage', stage),
+    };
     if (this.closed) return;
     this.unwritten = { progress: value.progress, stage: value.stage ?? this.unwritten?.stage };
     const wait = this.lastWriteAt + this.throttleMs - Date.now();

@@ -50,7 +50,9 @@ export class JobWorkerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     this.heartbeat.start();
     this.reaper.start();
     if (jobTypes.length === 0) {
-      this.logger.warn('No @JobHandler found: this worker claims nothing (set worker: false to silence)');
+      this.logger.warn(
+        'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
+      );
       return;
     }
     if (worker.listen) await this.listener.start(() => this.poller.wake());
