@@ -59,7 +59,9 @@ export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterf
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz)`);
+    await queryRunner.query(
+      `DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz)`,
+    );
     await queryRunner.query(`DROP INDEX jobs_claim_idx`);
   }
 }

@@ -1,0 +1,164 @@
+import { hostname } from 'node:os';
+import { InvalidJobQueueOptionsError, JobQueueError, JobQueueModuleOptions } from '@app/job-queue';
+import { resolveJobQueueOptions } from '@app/job-queue/job-queue.options';
+
+function resolveError(options: unknown): InvalidJobQueueOptionsError {
+  try {
+    resolveJobQueueOptions(options as JobQueueModuleOptions);
+  } catch (error) {
+    return error as InvalidJobQueueOptionsError;
+  }
+  throw new Error(`expected ${JSON.stringify(options)} to be refused`);
+}
+
+describe('resolveJobQueueOptions', () => {
+  it('fills in every default', () => {
+    const resolved = resolveJobQueueOptions();
+    expect(resolved).toEqual({
+      dataSource: undefined,
+      workerId: expect.any(String),
+      worker: {
+        concurrency: 10,
+        batchSize: 10,
+        pollIntervalMs: 1_000,
+        jobTypes: undefined,
+        listen: true,
+      },
+      staleAfterMs: 60_000,
+      heartbeatIntervalMs: 10_000,
+      reaperIntervalMs: 15_000,
+      shutdownTimeoutMs: 10_000,
+      defaultMaxAttempts: 3,
+      backoff: { baseDelayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
+      maxPayloadBytes: 1024 * 1024,
+      progressThrottleMs: 250,
+    });
+    expect(resolveJobQueueOptions({})).toEqual({ ...resolved, workerId: expect.any(String) });
+  });
+
+  it('defaults workerId to host:pid:random, different per resolution', () => {
+    const a = resolveJobQueueOptions().workerId;
+    const b = resolveJobQueueOptions().workerId;
+    expect(a).toMatch(new RegExp(`^${hostname()}:${process.pid}:[0-9a-f]{6}$`));
+    expect(a).not.toBe(b);
+  });
+
+  it('keeps given values, and derives batchSize and heartbeat from them', () => {
+    const resolved = resolveJobQueueOptions({
+      dataSource: 'jobsdb',
+      workerId: 'worker-1',
+      worker: { concurrency: 4, jobTypes: ['a', 'b'], listen: false },
+      staleAfterMs: 3_000,
+      backoff: { baseDelayMs: 50 },
+      isGlobal: true,
+    } as JobQueueModuleOptions);
+    expect(resolved).toMatchObject({
+      dataSource: 'jobsdb',
+      workerId: 'worker-1',
+      worker: { concurrency: 4, batchSize: 4, jobTypes: ['a', 'b'], listen: false },
+      staleAfterMs: 3_000,
+      heartbeatIntervalMs: 1_000,
+      backoff: { baseDelayMs: 50, maxDelayMs: 3_600_000, jitter: 0.2 },
+    });
+  });
+
+  it('worker: false is an enqueue-only process', () => {
+    expect(resolveJobQueueOptions({ worker: false }).worker).toBe(false);
+  });
+
+  it.each<[string, unknown, string, string]>([
+    // [case, options, option named, text the message must show]
+    ['worker.concurrency 0', { worker: { concurrency: 0 } }, 'worker.concurrency', ': 0.'],
+    ['negative staleAfterMs', { staleAfterMs: -5 }, 'staleAfterMs', '-5'],
+    [
+      'heartbeatIntervalMs equal to staleAfterMs',
+      { staleAfterMs: 1_000, heartbeatIntervalMs: 1_000 },
+      'heartbeatIntervalMs',
+      '1000',
+    ],
+    [
+      'heartbeatIntervalMs above staleAfterMs',
+      { staleAfterMs: 1_000, heartbeatIntervalMs: 5_000 },
+      'heartbeatIntervalMs',
+      '5000',
+    ],
+    [
+      'heartbeatIntervalMs not a number',
+      { heartbeatIntervalMs: 'x' },
+      'heartbeatIntervalMs',
+      `'x'`,
+    ],
+    // No heartbeat can be shorter than 1 ms, so the error must name staleAfterMs, the option set.
+    ['staleAfterMs 1', { staleAfterMs: 1 }, 'staleAfterMs', ': 1.'],
+    ['unknown key workr', { workr: { concurrency: 2 } }, 'workr', 'workr'],
+    [
+      'unknown nested key worker.concurency',
+      { worker: { concurency: 2 } },
+      'worker.concurency',
+      'worker.concurency',
+    ],
+    ['unknown nested key backoff.base', { backoff: { base: 2 } }, 'backoff.base', 'backoff.base'],
+    ['backoff.jitter 2', { backoff: { jitter: 2 } }, 'backoff.jitter', ': 2.'],
+    ['backoff.jitter NaN', { backoff: { jitter: NaN } }, 'backoff.jitter', 'NaN'],
+    [
+      'backoff.maxDelayMs below baseDelayMs',
+      { backoff: { baseDelayMs: 5_000, maxDelayMs: 1_000 } },
+      'backoff.maxDelayMs',
+      '1000',
+    ],
+    [
+      'worker.concurrency as a string',
+      { worker: { concurrency: '10' } },
+      'worker.concurrency',
+      `'10'`,
+    ],
+    ['worker.concurrency 1.5', { worker: { concurrency: 1.5 } }, 'worker.concurrency', '1.5'],
+    ['worker.batchSize 0', { worker: { batchSize: 0 } }, 'worker.batchSize', ': 0.'],
+    ['worker.pollIntervalMs 0', { worker: { pollIntervalMs: 0 } }, 'worker.pollIntervalMs', ': 0.'],
+    ['worker.jobTypes []', { worker: { jobTypes: [] } }, 'worker.jobTypes', '[]'],
+    [
+      'worker.jobTypes with an empty type',
+      { worker: { jobTypes: ['a', ''] } },
+      'worker.jobTypes[1]',
+      `''`,
+    ],
+    ['worker.listen "yes"', { worker: { listen: 'yes' } }, 'worker.listen', `'yes'`],
+    ['worker true', { worker: true }, 'worker', 'true'],
+    ['dataSource empty', { dataSource: '' }, 'dataSource', `''`],
+    ['workerId of 256 characters', { workerId: 'w'.repeat(256) }, 'workerId', 'www'],
+    ['shutdownTimeoutMs -1', { shutdownTimeoutMs: -1 }, 'shutdownTimeoutMs', '-1'],
+    ['reaperIntervalMs 0', { reaperIntervalMs: 0 }, 'reaperIntervalMs', ': 0.'],
+    ['defaultMaxAttempts 0', { defaultMaxAttempts: 0 }, 'defaultMaxAttempts', ': 0.'],
+    ['maxPayloadBytes 0', { maxPayloadBytes: 0 }, 'maxPayloadBytes', ': 0.'],
+    ['progressThrottleMs -1', { progressThrottleMs: -1 }, 'progressThrottleMs', '-1'],
+    [
+      'staleAfterMs over the integer range',
+      { staleAfterMs: 2 ** 31 },
+      'staleAfterMs',
+      '2147483648',
+    ],
+    ['options not an object', 'fast', 'options', `'fast'`],
+  ])('refuses %s', (_, options, option, shown) => {
+    const error = resolveError(options);
+    expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
+    expect(error).toBeInstanceOf(JobQueueError);
+    expect(error.name).toBe('InvalidJobQueueOptionsError');
+    expect(error.option).toBe(option);
+    expect(error.message).toContain(`"${option}"`);
+    expect(error.message).toContain(shown);
+  });
+
+  it('lists the known options when a key is unknown', () => {
+    expect(resolveError({ workr: {} }).message).toMatch(
+      /Known options: dataSource, workerId, worker,/,
+    );
+    expect(resolveError({ worker: { concurency: 2 } }).message).toContain(
+      'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen',
+    );
+  });
+
+  it('carries the refused value', () => {
+    expect(resolveError({ worker: { concurrency: 0 } }).value).toBe(0);
+    expect(resolveError({ backoff: { jitter: 2 } }).value).toBe(2);
+  });
+});
