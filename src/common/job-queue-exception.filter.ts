@@ -1,0 +1,28 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpStatus } from '@nestjs/common';
+import {
+  InvalidJobInputError,
+  JobNotFoundError,
+  JobQueueError,
+  JobStateConflictError,
+} from '@app/job-queue';
+
+/** Turns the queue's typed errors into HTTP answers: bad input 400, unknown job 404, wrong state 409. */
+@Catch(JobQueueError)
+export class JobQueueExceptionFilter implements ExceptionFilter {
+  catch(error: JobQueueError, host: ArgumentsHost): void {
+    const status =
+      error instanceof JobNotFoundError
+        ? HttpStatus.NOT_FOUND
+        : error instanceof JobStateConflictError
+          ? HttpStatus.CONFLICT
+          : error instanceof InvalidJobInputError
+            ? HttpStatus.BAD_REQUEST
+            : HttpStatus.INTERNAL_SERVER_ERROR;
+    const field = error instanceof InvalidJobInputError ? error.field : undefined;
+    host
+      .switchToHttp()
+      .getResponse<{ status(code: number): { json(body: unknown): void } }>()
+      .status(status)
+      .json({ statusCode: status, error: error.name, message: error.message, field });
+  }
+}

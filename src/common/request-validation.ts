@@ -1,0 +1,74 @@
+import { BadRequestException } from '@nestjs/common';
+
+// Small checks for request bodies and queries. Each names the field it rejects, so a bad
+// request gets a 400 that says what to fix, never a 500.
+
+function reject(field: string, expected: string, value: unknown): never {
+  throw new BadRequestException({
+    statusCode: 400,
+    error: 'Bad Request',
+    message: `${field} must be ${expected} (got ${JSON.stringify(value) ?? String(value)})`,
+    field,
+  });
+}
+
+export function requireObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    reject('body', 'a JSON object', body);
+  }
+  return body as Record<string, unknown>;
+}
+
+export function requireString(field: string, value: unknown, maxLength = 255): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength) {
+    reject(field, `a non-empty string of at most ${maxLength} characters`, value);
+  }
+  return value;
+}
+
+export function requireMatch(
+  field: string,
+  value: unknown,
+  pattern: RegExp,
+  expected: string,
+): string {
+  if (typeof value !== 'string' || !pattern.test(value)) reject(field, expected, value);
+  return value;
+}
+
+export function optionalString(field: string, value: unknown, maxLength = 255): string | undefined {
+  return value === undefined ? undefined : requireString(field, value, maxLength);
+}
+
+/** An integer in range, from a JSON number or a query-string digit string. */
+export function requireInt(
+  field: string,
+  value: unknown,
+  { min, max }: { min: number; max: number },
+): number {
+  const number = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max) {
+    reject(field, `an integer from ${min} to ${max}`, value);
+  }
+  return number;
+}
+
+export function optionalInt(
+  field: string,
+  value: unknown,
+  range: { min: number; max: number },
+): number | undefined {
+  return value === undefined || value === '' ? undefined : requireInt(field, value, range);
+}
+
+export function optionalEnum<T extends string>(
+  field: string,
+  value: unknown,
+  allowed: readonly T[],
+): T | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !allowed.includes(value as T)) {
+    reject(field, `one of ${allowed.join(', ')}`, value);
+  }
+  return value as T;
+}

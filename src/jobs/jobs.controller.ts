@@ -1,0 +1,60 @@
+import { Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { Job, JobQueueStats, JobStatus, QueueService } from '@app/job-queue';
+import { optionalEnum, optionalInt, optionalString } from '../common/request-validation';
+
+const MAX_PAGE_SIZE = 200;
+
+/** Monitoring and management of jobs, as an operator would use them. */
+@Controller('jobs')
+export class JobsController {
+  constructor(
+    private readonly queue: QueueService,
+    // The Job entity is a plain TypeORM entity: list and filter it like any other.
+    @InjectRepository(Job) private readonly jobs: Repository<Job>,
+  ) {}
+
+  /** `GET /jobs?status=failed&type=image.process&page=1&pageSize=50`, newest first. */
+  @Get()
+  async list(@Query() query: Record<string, unknown>) {
+    const status = optionalEnum('status', query.status, Object.values(JobStatus));
+    const jobType = optionalString('type', query.type);
+    const page = optionalInt('page', query.page, { min: 1, max: 1_000_000 }) ?? 1;
+    const pageSize = optionalInt('pageSize', query.pageSize, { min: 1, max: MAX_PAGE_SIZE }) ?? 50;
+    const [items, total] = await this.jobs.findAndCount({
+      where: { ...(status && { status }), ...(jobType && { jobType }) },
+      order: { id: 'DESC' },
+      skip: (page - 1) * pageSize,
+      take: pageSize,
+    });
+    return { items, total, page, pageSize };
+  }
+
+  @Get('stats')
+  stats(): Promise<JobQueueStats> {
+    return this.queue.stats();
+  }
+
+  /** Claimed or running jobs that have not changed for `olderThanMinutes` (default 10). */
+  @Get('stale')
+  stale(@Query('olderThanMinutes') olderThanMinutes?: string): Promise<Job[]> {
+    const minutes = optionalInt('olderThanMinutes', olderThanMinutes, { min: 0, max: 525_600 });
+    return this.queue.findStale((minutes ?? 10) * 60_000);
+  }
+
+  @Get(':id')
+  get(@Param('id') id: string): Promise<Job> {
+    return this.queue.getJob(id);
+  }
+
+  @Post(':id/cancel')
+  cancel(@Param('id') id: string): Promise<Job> {
+    return this.queue.cancel(id);
+  }
+
+  @Post(':id/retry')
+  retry(@Param('id') id: string): Promise<Job> {
+    return this.queue.retry(id);
+  }
+}

@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Job } from '@app/job-queue';
+import { JobsController } from './jobs.controller';
+
+@Module({ imports: [TypeOrmModule.forFeature([Job])], controllers: [JobsController] })
+export class JobsModule {}

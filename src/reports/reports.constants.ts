@@ -1,0 +1,19 @@
+export const REPORT_GENERATION_JOB = 'report_generation';
+
+export interface ReportRequest {
+  month: string;
+}
+
+export interface ReportResult {
+  month: string;
+  rows: number;
+  url: string;
+}
+
+/** The stages a report goes through, with the progress reached at the end of each. */
+export const REPORT_STAGES: ReadonlyArray<readonly [stage: string, progress: number]> = [
+  ['loading', 20],
+  ['aggregating', 50],
+  ['rendering', 80],
+  ['uploading', 100],
+];
