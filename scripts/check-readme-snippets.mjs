@@ -1,0 +1,26 @@
+// Type-checks every ```ts block of README.md against the library, so the guide cannot drift
+// from the API. A block preceded by `<!-- file: name.ts -->` is written under that name (blocks
+// import each other); others get block-N.ts. Part of `npm run lint`.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const dir = join(root, '.data', 'readme-snippets');
+rmSync(dir, { recursive: true, force: true });
+mkdirSync(dir, { recursive: true });
+
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const blocks = [...readme.matchAll(/(?:<!-- file: ([\w.-]+) -->\n)?```ts\n([\s\S]*?)```/g)];
+if (blocks.length === 0) throw new Error('README.md has no ```ts blocks to check');
+blocks.forEach(([, name, code], i) => writeFileSync(join(dir, name ?? `block-${i + 1}.ts`), code));
+writeFileSync(
+  join(dir, 'tsconfig.json'),
+  JSON.stringify({
+    extends: '../../tsconfig.json',
+    compilerOptions: { noEmit: true, types: ['node'] },
+    include: ['*.ts'],
+  }),
+);
+execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', dir], { stdio: 'inherit' });
+console.log(`README: ${blocks.length} TypeScript blocks type-check`);
