@@ -5,6 +5,7 @@ import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
+import { ScheduledTask } from '../worker/scheduled-task';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -14,35 +15,29 @@ import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
 @Injectable()
 export class StaleJobReaper {
   private readonly logger = new Logger('JobQueue');
-  private reaping: Promise<unknown> | undefined;
+  private readonly task: ScheduledTask;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly registry: JobHandlerRegistry,
-    private readonly schedulerRegistry: SchedulerRegistry,
-  ) {}
-
-  private get intervalName(): string {
-    return `job-queue:reaper:${this.options.workerId}`;
-  }
-
-  start(): void {
-    this.schedulerRegistry.addInterval(
-      this.intervalName,
-      setInterval(() => {
-        this.reaping ??= this.rescueOnce()
-          .catch((error: Error) => this.logger.warn(`Stale-job check failed: ${error.message}`))
-          .finally(() => (this.reaping = undefined));
-      }, this.options.reaperIntervalMs),
+    schedulerRegistry: SchedulerRegistry,
+  ) {
+    this.task = new ScheduledTask(
+      schedulerRegistry,
+      `job-queue:reaper:${options.workerId}`,
+      options.reaperIntervalMs,
+      () => this.rescueOnce(),
+      (error) => this.logger.warn(`Stale-job check failed: ${error.message}`),
     );
   }
 
-  async stop(): Promise<void> {
-    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
-      this.schedulerRegistry.deleteInterval(this.intervalName);
-    }
-    await this.reaping;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** One pass; returns the jobs it recovered (none when another node holds the lock). */

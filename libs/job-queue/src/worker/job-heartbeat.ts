@@ -7,6 +7,7 @@ import { JobCancelledError } from '../errors';
 import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
 import { JobCompleter } from './job-completer';
 import { RunningJobs } from './running-jobs';
+import { ScheduledTask } from './scheduled-task';
 
 /**
  * Renews the lease of every job this worker holds, one statement per `heartbeatIntervalMs`, and
@@ -15,36 +16,30 @@ import { RunningJobs } from './running-jobs';
 @Injectable()
 export class JobHeartbeat {
   private readonly logger = new Logger('JobQueue');
-  private beating: Promise<unknown> | undefined;
+  private readonly task: ScheduledTask;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
     private readonly completer: JobCompleter,
-    private readonly schedulerRegistry: SchedulerRegistry,
-  ) {}
-
-  private get intervalName(): string {
-    return `job-queue:heartbeat:${this.options.workerId}`;
-  }
-
-  start(): void {
-    this.schedulerRegistry.addInterval(
-      this.intervalName,
-      setInterval(() => {
-        this.beating ??= this.beatOnce()
-          .catch((error: Error) => this.logger.warn(`Heartbeat failed: ${error.message}`))
-          .finally(() => (this.beating = undefined));
-      }, this.options.heartbeatIntervalMs),
+    schedulerRegistry: SchedulerRegistry,
+  ) {
+    this.task = new ScheduledTask(
+      schedulerRegistry,
+      `job-queue:heartbeat:${options.workerId}`,
+      options.heartbeatIntervalMs,
+      () => this.beatOnce(),
+      (error) => this.logger.warn(`Heartbeat failed: ${error.message}`),
     );
   }
 
-  async stop(): Promise<void> {
-    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
-      this.schedulerRegistry.deleteInterval(this.intervalName);
-    }
-    await this.beating;
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
   }
 
   /** One renewal; returns how many handlers were aborted because their job is no longer ours. */
