@@ -1,0 +1,238 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+/** Environment variables `test/fixtures/worker-process.ts` reads. */
+export const WORKER_ENV = {
+  databaseUrl: 'WORKER_DATABASE_URL',
+  workerId: 'WORKER_ID',
+  concurrency: 'WORKER_CONCURRENCY',
+  pollIntervalMs: 'WORKER_POLL_INTERVAL_MS',
+  staleAfterMs: 'WORKER_STALE_AFTER_MS',
+  heartbeatIntervalMs: 'WORKER_HEARTBEAT_INTERVAL_MS',
+  reaperIntervalMs: 'WORKER_REAPER_INTERVAL_MS',
+  shutdownTimeoutMs: 'WORKER_SHUTDOWN_TIMEOUT_MS',
+  /** First attempt of the `slow` handler: a number of ms, or `until-aborted`. Default 0. */
+  slowMs: 'WORKER_SLOW_MS',
+} as const;
+
+/** The worker prints this followed by its id once it is claiming jobs. */
+export const READY_LINE_PREFIX = 'ready ';
+
+/** The `job_runs` side table the fixture's handlers write one row per attempt to. */
+export const CREATE_JOB_RUNS_TABLE = `
+  CREATE TABLE job_runs (
+    id         bigserial PRIMARY KEY,
+    job_id     bigint NOT NULL,
+    worker_id  varchar(255) NOT NULL,
+    attempt    integer NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT clock_timestamp()
+  )`;
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const WORKER_SCRIPT = 'test/fixtures/worker-process.ts';
+const OUTPUT_LIMIT = 64 * 1024;
+
+export interface WorkerProcessConfig {
+  /** The test database (`createTestDatabase().url`). */
+  databaseUrl: string;
+  workerId: string;
+  concurrency?: number;
+  pollIntervalMs?: number;
+  staleAfterMs?: number;
+  heartbeatIntervalMs?: number;
+  reaperIntervalMs?: number;
+  shutdownTimeoutMs?: number;
+  slowMs?: number | 'until-aborted';
+}
+
+export interface WorkerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Every child still alive in this process, whichever `ChildWorkers` spawned it. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Last resort: if the test process exits with children alive, kill them (synchronously). */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of liveChildren) child.kill('SIGKILL');
+  });
+}
+
+/** One worker process: its output, readiness and exit. */
+export class WorkerProcess {
+  /** Settles when the process has exited, with its code or the signal that ended it. */
+  readonly exited: Promise<WorkerExit>;
+  private output = '';
+  private ready = false;
+  private readonly readyWaiters = new Set<() => void>();
+
+  constructor(
+    readonly workerId: string,
+    readonly child: ChildProcess,
+  ) {
+    this.exited = new Promise<WorkerExit>((resolveExit) => {
+      child.once('exit', (code, signal) => {
+        liveChildren.delete(child);
+        resolveExit({ code, signal });
+        for (const wake of this.readyWaiters) wake();
+      });
+    });
+    let pending = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.append(chunk);
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      if (lines.some((line) => line.trim() === `${READY_LINE_PREFIX}${workerId}`)) {
+        this.ready = true;
+        for (const wake of this.readyWaiters) wake();
+      }
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.append(chunk));
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Not exited yet (a signal may be on its way). */
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The end of what the process wrote on stdout and stderr, for failure messages. */
+  outputTail(chars = 4_000): string {
+    return this.output.slice(-chars);
+  }
+
+  /** Resolves once the worker printed its ready line; fails on exit or after `timeoutMs`. */
+  async waitUntilReady(timeoutMs = 30_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let wake: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolveReady, reject) => {
+        const check = () => {
+          if (this.ready) resolveReady();
+          else if (!this.alive) {
+            reject(this.failure(`exited before it was ready (${this.describeExit()})`));
+          }
+        };
+        wake = check;
+        this.readyWaiters.add(check);
+        timer = setTimeout(
+          () => reject(this.failure(`was not ready within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        check();
+      });
+    } finally {
+      clearTimeout(timer);
+      if (wake) this.readyWaiters.delete(wake);
+    }
+  }
+
+  /** Sends `signal` (no-op once exited). */
+  kill(signal: NodeJS.Signals): void {
+    if (this.alive) this.child.kill(signal);
+  }
+
+  /**
+   * Sends `signal` and waits for the exit; past `timeoutMs` it kills with SIGKILL and fails, so a
+   * worker that ignores SIGTERM can neither hang the test nor outlive it.
+   */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<WorkerExit> {
+    this.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolveTimeout) => {
+      timer = setTimeout(() => resolveTimeout('timeout'), timeoutMs);
+    });
+    try {
+      const result = await Promise.race([this.exited, timedOut]);
+      if (result !== 'timeout') return result;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.kill('SIGKILL');
+    await this.exited;
+    throw this.failure(`did not exit within ${timeoutMs} ms of ${signal}`);
+  }
+
+  private describeExit(): string {
+    return this.child.signalCode
+      ? `signal ${this.child.signalCode}`
+      : `exit code ${this.child.exitCode}`;
+  }
+
+  private failure(what: string): Error {
+    return new Error(
+      `Worker process ${this.workerId} (pid ${this.pid}) ${what}. Its output:\n${this.outputTail()}`,
+    );
+  }
+
+  private append(chunk: string): void {
+    this.output += chunk;
+    if (this.output.length > OUTPUT_LIMIT) this.output = this.output.slice(-OUTPUT_LIMIT);
+  }
+}
+
+/**
+ * Spawns worker processes (`test/fixtures/worker-process.ts` through ts-node) and keeps track
+ * of them: call `killAll()` in `afterAll` so none outlives its test file, whatever failed.
+ */
+export class ChildWorkers {
+  private readonly workers: WorkerProcess[] = [];
+
+  spawn(config: WorkerProcessConfig): WorkerProcess {
+    installExitHook();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TS_NODE_PROJECT: resolve(REPO_ROOT, 'tsconfig.json'),
+      TS_NODE_TRANSPILE_ONLY: 'true',
+      // Plain log lines in `outputTail()` (Nest's logger honours NO_COLOR).
+      NO_COLOR: '1',
+      [WORKER_ENV.databaseUrl]: config.databaseUrl,
+      [WORKER_ENV.workerId]: config.workerId,
+    };
+    const optional: Array<[string, number | string | undefined]> = [
+      [WORKER_ENV.concurrency, config.concurrency],
+      [WORKER_ENV.pollIntervalMs, config.pollIntervalMs],
+      [WORKER_ENV.staleAfterMs, config.staleAfterMs],
+      [WORKER_ENV.heartbeatIntervalMs, config.heartbeatIntervalMs],
+      [WORKER_ENV.reaperIntervalMs, config.reaperIntervalMs],
+      [WORKER_ENV.shutdownTimeoutMs, config.shutdownTimeoutMs],
+      [WORKER_ENV.slowMs, config.slowMs],
+    ];
+    for (const [name, value] of optional) {
+      if (value === undefined) delete env[name];
+      else env[name] = String(value);
+    }
+    const child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', WORKER_SCRIPT],
+      // stdin stays a pipe nobody writes to: the child exits when it closes (we died).
+      { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    liveChildren.add(child);
+    const worker = new WorkerProcess(config.workerId, child);
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** Spawns all at once (they boot in parallel) and waits until each is ready. */
+  async spawnReady(configs: WorkerProcessConfig[], timeoutMs = 30_000): Promise<WorkerProcess[]> {
+    const workers = configs.map((config) => this.spawn(config));
+    await Promise.all(workers.map((worker) => worker.waitUntilReady(timeoutMs)));
+    return workers;
+  }
+
+  /** SIGKILLs every worker still alive and waits for all of them to be gone. */
+  async killAll(): Promise<void> {
+    for (const worker of this.workers) worker.kill('SIGKILL');
+    await Promise.all(this.workers.map((worker) => worker.exited));
+  }
+}
