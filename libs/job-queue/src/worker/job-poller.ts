@@ -152,7 +152,9 @@ export class JobPoller {
 
   /**
    * What to claim: one request for the types without a `concurrency` of their own, and one per
-   * type that has one, capped by what that type has free.
+   * type that has one, capped by what that type has free. The capped requests go first: each
+   * takes at most its cap, while the shared one takes every slot left, so putting it first
+   * starved limited types (whatever their priority) for as long as other types had a backlog.
    */
   private claimRequests(): ClaimRequest[] {
     const shared: string[] = [];
@@ -164,7 +166,7 @@ export class JobPoller {
         requests.push({ jobTypes: [jobType], limit: limit - this.running.countOf(jobType) });
       }
     }
-    if (shared.length > 0) requests.unshift({ jobTypes: shared, limit: Infinity });
+    if (shared.length > 0) requests.push({ jobTypes: shared, limit: Infinity });
     return requests;
   }
 }

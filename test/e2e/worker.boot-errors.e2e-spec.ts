@@ -1,0 +1,89 @@
+import {
+  DuplicateJobHandlerError,
+  InvalidJobQueueOptionsError,
+  JobQueueError,
+  JobStatus,
+} from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import {
+  BootOkHandlers,
+  DuplicateHandlersA,
+  DuplicateHandlersB,
+  NegativeTimeoutHandlers,
+  UnknownOptionHandlers,
+  ZeroConcurrencyHandlers,
+} from '../fixtures/boot-errors.handlers';
+
+describe('worker: boot errors', () => {
+  let db: TestDatabase;
+  let observer: WorkerApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    observer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
+  });
+
+  afterAll(async () => {
+    try {
+      await observer?.close();
+      // A boot that failed must not have left a worker (or its timers and pool) behind.
+      await assertNoWorkerLeftRunning(db.url);
+    } finally {
+      await db?.drop();
+    }
+  });
+
+  /** What booting a worker app with these handlers rejects with. */
+  async function bootError(
+    providers: Array<new (...args: never[]) => unknown>,
+    worker: { jobTypes?: string[] } = {},
+  ): Promise<Error> {
+    const error: unknown = await startWorkerApp({
+      url: db.url,
+      queueOptions: { worker: { pollIntervalMs: 20, ...worker } },
+      providers,
+    }).then(
+      async (booted) => {
+        await booted.close();
+        throw new Error('The app booted; it should have failed');
+      },
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(JobQueueError);
+    return error as Error;
+  }
+
+  it('rejects two handlers for one type, naming both Class#method', async () => {
+    const error = await bootError([DuplicateHandlersA, DuplicateHandlersB]);
+    expect(error).toBeInstanceOf(DuplicateJobHandlerError);
+    expect(error.message).toContain('boot.duplicate');
+    expect(error.message).toContain('DuplicateHandlersA#first');
+    expect(error.message).toContain('DuplicateHandlersB#second');
+  });
+
+  it.each([
+    ['concurrency 0', ZeroConcurrencyHandlers, 'concurrency', 'ZeroConcurrencyHandlers#run'],
+    ['a negative timeoutMs', NegativeTimeoutHandlers, 'timeoutMs', 'NegativeTimeoutHandlers#run'],
+    ['an unknown option key', UnknownOptionHandlers, 'retries', 'UnknownOptionHandlers#run'],
+  ])('rejects handler options with %s, naming the option', async (_, fixture, option, where) => {
+    const error = await bootError([fixture]);
+    expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
+    expect((error as InvalidJobQueueOptionsError).option).toContain(option);
+    expect(error.message).toContain(option);
+    expect(error.message).toContain(where);
+  });
+
+  it('rejects worker.jobTypes naming a type without a handler, and claims nothing', async () => {
+    const pending = await observer.queue.enqueue('boot.ok', {});
+    const error = await bootError([BootOkHandlers], { jobTypes: ['boot.ok', 'boot.missing'] });
+    expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
+    expect((error as InvalidJobQueueOptionsError).option).toBe('worker.jobTypes');
+    expect(error.message).toContain('boot.missing');
+    expect(error.message).not.toContain("'boot.ok'");
+
+    const job = await observer.queue.getJob(pending.id);
+    expect(job.status).toBe(JobStatus.Pending);
+    expect(job.attempts).toBe(0);
+  });
+});

@@ -1,0 +1,59 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { JobStatus } from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { waitFor } from '../support/wait-for';
+import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { RECORD_JOB, RecordingHandlers, WITNESS_JOB } from '../fixtures/recording.handlers';
+
+describe('worker: false (an enqueue-only app)', () => {
+  let db: TestDatabase;
+  let enqueueOnly: WorkerApp;
+  let witness: WorkerApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // It has a @JobHandler for the type, and still must not run it.
+    enqueueOnly = await startWorkerApp({
+      url: db.url,
+      queueOptions: { worker: false },
+      providers: [RecordingHandlers],
+    });
+    // A real worker for another type only, to show time passes and notifications flow.
+    witness = await startWorkerApp({
+      url: db.url,
+      queueOptions: { worker: { pollIntervalMs: 20, jobTypes: [WITNESS_JOB] } },
+      providers: [RecordingHandlers],
+    });
+  });
+
+  afterAll(async () => {
+    try {
+      await witness?.close();
+      await enqueueOnly?.close();
+      await assertNoWorkerLeftRunning(db.url);
+    } finally {
+      await db?.drop();
+    }
+  });
+
+  it('never claims a job, while a worker next to it runs its own', async () => {
+    expect(enqueueOnly.app.get(SchedulerRegistry).getIntervals()).toEqual([]);
+    const job = await enqueueOnly.queue.enqueue(RECORD_JOB, {});
+
+    // Several rounds of the witness worker: polls and notifications have come and gone.
+    for (let i = 0; i < 5; i++) {
+      const seen = await enqueueOnly.queue.enqueue(WITNESS_JOB, { i });
+      await waitFor(
+        async () => (await enqueueOnly.queue.getJob(seen.id)).status === JobStatus.Completed,
+        { description: `witness job ${seen.id} to complete` },
+      );
+    }
+
+    const after = await enqueueOnly.queue.getJob(job.id);
+    expect(after).toMatchObject({ status: JobStatus.Pending, attempts: 0, workerId: null });
+    expect(enqueueOnly.app.get(RecordingHandlers).ran).toEqual([]);
+    expect(witness.app.get(RecordingHandlers).ran.map((r) => r.type)).toEqual(
+      Array(5).fill(WITNESS_JOB),
+    );
+  });
+});

@@ -1,0 +1,87 @@
+import { Job, JobStatus } from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { waitFor } from '../support/wait-for';
+import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { ProgressHandlers } from '../fixtures/progress.handlers';
+
+const THROTTLE_MS = 200;
+
+describe('worker: ctx.progress', () => {
+  let db: TestDatabase;
+  let worker: WorkerApp;
+  let handlers: ProgressHandlers;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    worker = await startWorkerApp({
+      url: db.url,
+      queueOptions: { progressThrottleMs: THROTTLE_MS, worker: { pollIntervalMs: 20 } },
+      providers: [ProgressHandlers],
+    });
+    handlers = worker.app.get(ProgressHandlers);
+  });
+
+  afterAll(async () => {
+    try {
+      handlers?.gate.open();
+      await worker?.close();
+      await assertNoWorkerLeftRunning(db.url);
+    } finally {
+      await db?.drop();
+    }
+  });
+
+  function completed(id: string): Promise<Job> {
+    return waitFor(
+      async () => {
+        const job = await worker.queue.getJob(id);
+        return job.status === JobStatus.Completed ? job : undefined;
+      },
+      { description: `job ${id} to complete` },
+    );
+  }
+
+  it('writes a burst of 100 calls at most twice, and the last value lands', async () => {
+    const enqueued = await worker.queue.enqueue('progress.burst', {});
+    const job = await completed(enqueued.id);
+    expect(job.progress).toBe(100);
+    expect(job.currentStage).toBe('step 100');
+    // The first call writes; the rest wait for the throttle and, the burst being over well
+    // within a period, ride on the completion write.
+    const took = handlers.durations.get(job.id)!;
+    expect(job.eventsCount).toBeGreaterThanOrEqual(1);
+    expect(job.eventsCount).toBeLessThanOrEqual(Math.ceil(took / THROTTLE_MS) + 1);
+    expect(job.eventsCount).toBeLessThan(100 / 5);
+  });
+
+  it('writes calls spread over time about once per throttle period, and the last value lands', async () => {
+    const enqueued = await worker.queue.enqueue('progress.spread', {});
+    const job = await completed(enqueued.id);
+    expect(job.progress).toBe(100);
+    expect(job.currentStage).toBe('step 100');
+    const took = handlers.durations.get(job.id)!;
+    // At most one write per period, plus the first one; the calls span several periods, so
+    // the throttle did write along the way, not only at the end.
+    expect(job.eventsCount).toBeLessThanOrEqual(Math.ceil(took / THROTTLE_MS) + 1);
+    expect(job.eventsCount).toBeGreaterThanOrEqual(2);
+    expect(job.eventsCount).toBeLessThan(100 / 5);
+  });
+
+  it('shows progress while the job still runs', async () => {
+    const enqueued = await worker.queue.enqueue('progress.then-wait', {});
+    const running = await waitFor(
+      async () => {
+        const job = await worker.queue.getJob(enqueued.id);
+        return job.progress === 37 ? job : undefined;
+      },
+      { description: 'progress 37 to be recorded' },
+    );
+    expect(running.status).toBe(JobStatus.Running);
+    expect(running.currentStage).toBe('halfway-ish');
+    expect(running.eventsCount).toBe(1);
+    handlers.gate.open();
+    const job = await completed(enqueued.id);
+    expect(job.progress).toBe(37);
+    expect(job.eventsCount).toBe(1);
+  });
+});

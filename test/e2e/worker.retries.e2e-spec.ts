@@ -1,0 +1,121 @@
+import { Job, JobStatus } from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { waitFor } from '../support/wait-for';
+import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import {
+  HANDLER_MAX_ATTEMPTS,
+  RETRY_BACKOFF,
+  RetryHandlers,
+  THROWN_VALUES,
+} from '../fixtures/retry.handlers';
+
+// The database's clock sets run_at and Node's stamps attempts: allow for rounding between them.
+const CLOCK_SLACK_MS = 5;
+
+describe('worker: retries', () => {
+  let db: TestDatabase;
+  let worker: WorkerApp;
+  let handlers: RetryHandlers;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    worker = await startWorkerApp({
+      url: db.url,
+      queueOptions: { worker: { concurrency: 10, pollIntervalMs: 20 } },
+      providers: [RetryHandlers],
+    });
+    handlers = worker.app.get(RetryHandlers);
+  });
+
+  afterAll(async () => {
+    try {
+      await worker?.close();
+      await assertNoWorkerLeftRunning(db.url);
+    } finally {
+      await db?.drop();
+    }
+  });
+
+  /** Waits until the job is completed or failed, and returns it. */
+  function settled(id: string, timeoutMs = 10_000): Promise<Job> {
+    return waitFor(
+      async () => {
+        const job = await worker.queue.getJob(id);
+        return job.status === JobStatus.Completed || job.status === JobStatus.Failed
+          ? job
+          : undefined;
+      },
+      { timeoutMs, description: `job ${id} to finish` },
+    );
+  }
+
+  it('completes a job that fails twice then succeeds, on attempt 3', async () => {
+    const enqueued = await worker.queue.enqueue('retry.flaky', { failures: 2 });
+    const job = await settled(enqueued.id);
+    expect(job.status).toBe(JobStatus.Completed);
+    expect(job.attempts).toBe(3);
+    expect(job.result).toEqual({ succeededOnAttempt: 3 });
+    expect(handlers.attemptStarts.get(job.id)).toHaveLength(3);
+  });
+
+  it('fails a job that always throws after the handler maxAttempts, keeping message and stack', async () => {
+    const enqueued = await worker.queue.enqueue('retry.always', {});
+    const job = await settled(enqueued.id);
+    expect(job.status).toBe(JobStatus.Failed);
+    expect(job.attempts).toBe(HANDLER_MAX_ATTEMPTS);
+    expect(handlers.attemptStarts.get(job.id)).toHaveLength(HANDLER_MAX_ATTEMPTS);
+    expect(job.completedAt).toBeInstanceOf(Date);
+    expect(job.lastError).toContain(`always broken (job ${job.id})`);
+    expect(job.lastError).toMatch(/\n\s+at .*retry\.handlers/);
+  });
+
+  it('waits longer before each retry (exponential backoff)', async () => {
+    // Four attempts: three gaps of at least 100, 200 and 400 ms.
+    const enqueued = await worker.queue.enqueue('retry.always', {}, { maxAttempts: 4 });
+    const job = await settled(enqueued.id);
+    expect(job.status).toBe(JobStatus.Failed);
+    const starts = handlers.attemptStarts.get(job.id)!;
+    expect(starts).toHaveLength(4);
+    const gaps = starts.slice(1).map((start, i) => start - starts[i]);
+    gaps.forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual(RETRY_BACKOFF.baseDelayMs * 2 ** i - CLOCK_SLACK_MS);
+    });
+    expect(gaps[1]).toBeGreaterThan(gaps[0]);
+    expect(gaps[2]).toBeGreaterThan(gaps[1]);
+  });
+
+  it.each([1, 2, 5])(
+    "lets a job's own maxAttempts (%i) override the handler's",
+    async (maxAttempts) => {
+      const enqueued = await worker.queue.enqueue('retry.always', {}, { maxAttempts });
+      const job = await settled(enqueued.id);
+      expect(job.status).toBe(JobStatus.Failed);
+      expect(job.maxAttempts).toBe(maxAttempts);
+      expect(job.attempts).toBe(maxAttempts);
+      expect(handlers.attemptStarts.get(job.id)).toHaveLength(maxAttempts);
+    },
+  );
+
+  it('fails at once, on attempt 1, on PermanentJobError', async () => {
+    const enqueued = await worker.queue.enqueue('retry.permanent', {});
+    const job = await settled(enqueued.id);
+    expect(job.status).toBe(JobStatus.Failed);
+    expect(job.attempts).toBe(1);
+    expect(handlers.attemptStarts.get(job.id)).toHaveLength(1);
+    expect(job.lastError).toContain('PermanentJobError');
+    expect(job.lastError).toContain('has bad data; retrying cannot help');
+  });
+
+  it.each(Object.keys(THROWN_VALUES))(
+    'records a thrown %s readably in last_error',
+    async (kind) => {
+      const enqueued = await worker.queue.enqueue('retry.throw-value', { kind });
+      const job = await settled(enqueued.id);
+      expect(job.status).toBe(JobStatus.Failed);
+      expect(job.attempts).toBe(1);
+      expect(job.lastError).toBeTruthy();
+      expect(job.lastError).not.toContain('[object Object]');
+      for (const text of THROWN_VALUES[kind].shows) expect(job.lastError).toContain(text);
+    },
+  );
+});

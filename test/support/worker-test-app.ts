@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { INestApplicationContext, Provider } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { JobQueueModule, JobQueueModuleOptions, QueueService } from '@app/job-queue';
+
+export interface WorkerAppOptions {
+  /** The database, usually `(await createTestDatabase()).url`. */
+  url: string;
+  /**
+   * `JobQueueModule.forRoot` options, as given. `workerId` defaults to a fresh `test-worker-…` id
+   * (returned as `workerId`); `worker` defaults to the library's default (a worker).
+   */
+  queueOptions?: JobQueueModuleOptions;
+  /** Classes with `@JobHandler` methods, and anything they need. */
+  providers?: Provider[];
+}
+
+export interface WorkerApp {
+  app: INestApplicationContext;
+  queue: QueueService;
+  /** The app's data source: closed with the app; read the database through another app after. */
+  dataSource: DataSource;
+  workerId: string;
+  /** Runs the app's shutdown (drains the worker) and closes its pool. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Apps of this test file that are booted and not closed yet (Jest isolates modules per file). */
+const openApps = new Set<WorkerApp>();
+
+/**
+ * Boots an in-process app: `TypeOrmModule.forRoot({ url })`, `JobQueueModule.forRoot(queueOptions)`
+ * and `providers`, through init, so its worker (unless `worker: false`) is started when this
+ * resolves. A boot that fails is closed before the error is rethrown, so no pool or timer survives
+ * it. Close every app, then call `assertNoWorkerLeftRunning` in `afterAll`.
+ */
+export async function startWorkerApp({
+  url,
+  queueOptions = {},
+  providers = [],
+}: WorkerAppOptions): Promise<WorkerApp> {
+  const workerId = queueOptions.workerId ?? `test-worker-${randomBytes(4).toString('hex')}`;
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      // No connection retries: a broken setup fails the test at once instead of hanging it.
+      TypeOrmModule.forRoot({ type: 'postgres', url, retryAttempts: 0 }),
+      JobQueueModule.forRoot({ ...queueOptions, workerId }),
+    ],
+    providers,
+  }).compile();
+  try {
+    await moduleRef.init();
+  } catch (error) {
+    await moduleRef.close().catch(() => undefined);
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const workerApp: WorkerApp = {
+    app: moduleRef,
+    queue: moduleRef.get(QueueService),
+    dataSource: moduleRef.get(DataSource),
+    workerId,
+    close: () =>
+      (closing ??= moduleRef.close().finally(() => {
+        openApps.delete(workerApp);
+      })),
+  };
+  openApps.add(workerApp);
+  return workerApp;
+}
+
+/**
+ * For `afterAll`: fails when a test left an app open (it is closed here first, so the database can
+ * still be dropped) or when any job is still claimed or running once every app is closed, i.e. a
+ * worker was left holding it.
+ */
+export async function assertNoWorkerLeftRunning(url: string): Promise<void> {
+  const leftOpen = [...openApps];
+  await Promise.allSettled(leftOpen.map((workerApp) => workerApp.close()));
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  let held: Array<{ id: string; status: string; worker_id: string | null }>;
+  try {
+    ({ rows: held } = await client.query(
+      `SELECT id, status, worker_id FROM jobs WHERE status IN ('claimed', 'running') ORDER BY id`,
+    ));
+  } finally {
+    await client.end();
+  }
+  const problems: string[] = [];
+  if (leftOpen.length > 0) {
+    problems.push(
+      `${leftOpen.length} app(s) left running: ${leftOpen.map((a) => a.workerId).join(', ')}`,
+    );
+  }
+  if (held.length > 0) {
+    problems.push(
+      `${held.length} job(s) still held after every app closed: ` +
+        held
+          .slice(0, 10)
+          .map((row) => `#${row.id} ${row.status} by ${row.worker_id}`)
+          .join(', '),
+    );
+  }
+  if (problems.length > 0) throw new Error(`Worker left running: ${problems.join('; ')}`);
+}
