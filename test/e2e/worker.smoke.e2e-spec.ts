@@ -1,7 +1,14 @@
 import { Injectable, INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Job, JobContext, JobHandler, JobQueueModule, JobStatus, QueueService } from '@app/job-queue';
+import {
+  Job,
+  JobContext,
+  JobHandler,
+  JobQueueModule,
+  JobStatus,
+  QueueService,
+} from '@app/job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
 

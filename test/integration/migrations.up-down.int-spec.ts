@@ -3,9 +3,22 @@ import { jobQueueMigrations } from '../../migrations';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
 const SEED_COLUMNS = [
-  'id', 'job_type', 'priority', 'status', 'data', 'progress', 'current_stage', 'events_count',
-  'worker_id', 'claimed_at', 'created_at', 'started_at', 'completed_at', 'attempts',
-  'max_attempts', 'last_error',
+  'id',
+  'job_type',
+  'priority',
+  'status',
+  'data',
+  'progress',
+  'current_stage',
+  'events_count',
+  'worker_id',
+  'claimed_at',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'attempts',
+  'max_attempts',
+  'last_error',
 ];
 const ADDED_COLUMNS = ['run_at', 'heartbeat_at', 'unique_key', 'result', 'updated_at'];
 

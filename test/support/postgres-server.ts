@@ -27,7 +27,9 @@ async function startContainer(): Promise<TestPostgresServer | undefined> {
       },
     };
   } catch (error) {
-    process.stderr.write(`testcontainers could not start PostgreSQL: ${(error as Error).message}\n`);
+    process.stderr.write(
+      `testcontainers could not start PostgreSQL: ${(error as Error).message}\n`,
+    );
     return undefined;
   }
 }
