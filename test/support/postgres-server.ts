@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
@@ -41,7 +41,17 @@ export async function startTestPostgres(): Promise<TestPostgresServer> {
   }
   const container = await startContainer();
   if (container) return container;
-  const dataDir = join(mkdtempSync(join(tmpdir(), 'job-queue-test-')), 'pg');
+  const parent = mkdtempSync(join(tmpdir(), 'job-queue-test-'));
+  // As root, the server runs as a `postgres` user that must be able to reach its data folder.
+  chmodSync(parent, 0o755);
+  const dataDir = join(parent, 'pg');
   const server = await startEmbeddedPostgres({ dataDir });
-  return { url: server.url, source: 'embedded-postgres', stop: server.stop };
+  return {
+    url: server.url,
+    source: 'embedded-postgres',
+    stop: async () => {
+      await server.stop();
+      rmSync(parent, { recursive: true, force: true });
+    },
+  };
 }
