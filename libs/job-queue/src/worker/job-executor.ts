@@ -88,12 +88,15 @@ export class JobExecutor {
     } finally {
       clearTimeout(timer);
     }
+    // Read the abort state as the handler settled: a shutdown that starts while the last
+    // progress write is in flight must not throw a finished job's result away.
+    const aborted = controller.signal.aborted;
+    const reason: unknown = aborted ? controller.signal.reason : undefined;
     const unwritten = await reporter.takeUnwritten();
-    const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
     if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) return;
 
     let outcome: JobOutcome;
-    if (settled.ok && !controller.signal.aborted) {
+    if (settled.ok && !aborted) {
       outcome = this.success(job, settled.value);
     } else {
       const error = settled.ok ? reason : settled.error;
