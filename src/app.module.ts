@@ -7,6 +7,12 @@ import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
 import { ReportsModule } from './reports/reports.module';
 
+/** An optional number from the environment; the queue checks its range at boot. */
+function envInt(name: string): number | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : Number(value);
+}
+
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -21,8 +27,9 @@ import { ReportsModule } from './reports/reports.module';
     JobQueueModule.forRootAsync({
       isGlobal: true,
       useFactory: () => ({
-        worker: { concurrency: Number(process.env.WORKER_CONCURRENCY ?? 4) },
-        staleAfterMs: Number(process.env.STALE_AFTER_MS ?? 30_000),
+        worker: { concurrency: envInt('WORKER_CONCURRENCY') ?? 4 },
+        staleAfterMs: envInt('STALE_AFTER_MS') ?? 30_000,
+        reaperIntervalMs: envInt('REAPER_INTERVAL_MS'),
       }),
     }),
     ImagesModule,

@@ -1,50 +1,79 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { AppModule } from './app.module';
-import { startEmbeddedPostgres } from './database/embedded-postgres';
+import { EmbeddedPostgresServer, startEmbeddedPostgres } from './database/embedded-postgres';
 
 const logger = new Logger('Example');
 
 /**
  * `npm start`: the example app. Uses DATABASE_URL when set; otherwise starts an embedded
- * PostgreSQL whose data lives in ./.data/postgres, so jobs survive a restart.
+ * PostgreSQL whose data lives in ./.data/postgres (or EMBEDDED_PG_DATA_DIR), so jobs survive a
+ * restart.
  */
 async function bootstrap(): Promise<void> {
-  const embedded = process.env.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({
-        dataDir: join(process.cwd(), '.data', 'postgres'),
-        port: Number(process.env.EMBEDDED_PG_PORT ?? 54329),
-      });
-  if (embedded) {
+  let embedded: EmbeddedPostgresServer | undefined;
+  if (!process.env.DATABASE_URL) {
+    const dataDir = resolve(process.env.EMBEDDED_PG_DATA_DIR ?? '.data/postgres');
+    embedded = await startEmbeddedPostgres({
+      dataDir,
+      port: Number(process.env.EMBEDDED_PG_PORT ?? 54329),
+      // Ctrl-C reaches only us: the server must outlive the app's close (see stopOnSignals).
+      detached: true,
+    });
     process.env.DATABASE_URL = embedded.url;
-    logger.log(`Embedded PostgreSQL started (data in .data/postgres)`);
+    logger.log(`Embedded PostgreSQL started (data in ${dataDir})`);
   }
-  const app = await NestFactory.create(AppModule);
-  const port = Number(process.env.PORT ?? 3000);
-  await app.listen(port, '127.0.0.1');
-
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.log(`${signal}: draining jobs and shutting down`);
-    // Close the app first: the worker hands back its jobs while the database is still up.
-    await app.close();
+  let app: INestApplication | undefined;
+  try {
+    // abortOnError: false, so a failed boot throws (and lands below) instead of process.abort().
+    app = await NestFactory.create(AppModule, { abortOnError: false });
+    await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
+  } catch (error) {
+    // Never leave the embedded server running behind a failed start.
+    await app?.close().catch(() => undefined);
     await embedded?.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    throw error;
+  }
+  stopOnSignals(app, embedded);
 
-  const url = `http://127.0.0.1:${port}`;
+  const url = await app.getUrl();
   logger.log(`Listening on ${url}`);
   logger.log(
     `Try: curl -s -X POST ${url}/images -H 'content-type: application/json' ` +
       `-d '{"name":"cat.png"}' && curl -s ${url}/jobs/stats`,
   );
+}
+
+/**
+ * Ctrl-C, SIGTERM, a closed terminal: close the app first (the worker hands back its jobs while
+ * the database is still up), then the embedded database.
+ */
+function stopOnSignals(app: INestApplication, embedded?: EmbeddedPostgresServer): void {
+  let closing = false;
+  const shutdown = async (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal}: draining jobs and shutting down`);
+    let code = 0;
+    try {
+      await app.close();
+    } catch (error) {
+      logger.error(`Shutdown: ${(error as Error).message}`);
+      code = 1;
+    }
+    try {
+      await embedded?.stop();
+    } catch (error) {
+      logger.error(`Stopping embedded PostgreSQL: ${(error as Error).message}`);
+      code = 1;
+    }
+    process.exit(code);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => void shutdown(signal));
+  }
 }
 
 bootstrap().catch((error: unknown) => {

@@ -18,7 +18,13 @@ export class JobQueueExceptionFilter implements ExceptionFilter {
           : error instanceof InvalidJobInputError
             ? HttpStatus.BAD_REQUEST
             : HttpStatus.INTERNAL_SERVER_ERROR;
-    const field = error instanceof InvalidJobInputError ? error.field : undefined;
+    // Every route names the job by `:id`, so an unknown job is a bad `id`.
+    const field =
+      error instanceof InvalidJobInputError
+        ? error.field
+        : error instanceof JobNotFoundError
+          ? 'id'
+          : undefined;
     host
       .switchToHttp()
       .getResponse<{ status(code: number): { json(body: unknown): void } }>()

@@ -40,25 +40,30 @@ export function optionalString(field: string, value: unknown, maxLength = 255): 
   return value === undefined ? undefined : requireString(field, value, maxLength);
 }
 
-/** An integer in range, from a JSON number or a query-string digit string. */
+/** An integer in range, from a JSON number (a string of digits is the wrong type in JSON). */
 export function requireInt(
   field: string,
   value: unknown,
   { min, max }: { min: number; max: number },
 ): number {
-  const number = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
-  if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    reject(field, `an integer from ${min} to ${max}`, value);
+  }
+  return value;
+}
+
+/** An integer in range from a query string's digits; absent or empty: undefined. */
+export function optionalQueryInt(
+  field: string,
+  value: unknown,
+  { min, max }: { min: number; max: number },
+): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const number = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < min || number > max) {
     reject(field, `an integer from ${min} to ${max}`, value);
   }
   return number;
-}
-
-export function optionalInt(
-  field: string,
-  value: unknown,
-  range: { min: number; max: number },
-): number | undefined {
-  return value === undefined || value === '' ? undefined : requireInt(field, value, range);
 }
 
 export function optionalEnum<T extends string>(

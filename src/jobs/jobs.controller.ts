@@ -2,7 +2,7 @@ import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { Job, JobQueueStats, JobStatus, QueueService } from '@app/job-queue';
-import { optionalEnum, optionalInt, optionalString } from '../common/request-validation';
+import { optionalEnum, optionalQueryInt, optionalString } from '../common/request-validation';
 
 const MAX_PAGE_SIZE = 200;
 
@@ -20,8 +20,9 @@ export class JobsController {
   async list(@Query() query: Record<string, unknown>) {
     const status = optionalEnum('status', query.status, Object.values(JobStatus));
     const jobType = optionalString('type', query.type);
-    const page = optionalInt('page', query.page, { min: 1, max: 1_000_000 }) ?? 1;
-    const pageSize = optionalInt('pageSize', query.pageSize, { min: 1, max: MAX_PAGE_SIZE }) ?? 50;
+    const page = optionalQueryInt('page', query.page, { min: 1, max: 1_000_000 }) ?? 1;
+    const pageSize =
+      optionalQueryInt('pageSize', query.pageSize, { min: 1, max: MAX_PAGE_SIZE }) ?? 50;
     const [items, total] = await this.jobs.findAndCount({
       where: { ...(status && { status }), ...(jobType && { jobType }) },
       order: { id: 'DESC' },
@@ -39,7 +40,10 @@ export class JobsController {
   /** Claimed or running jobs that have not changed for `olderThanMinutes` (default 10). */
   @Get('stale')
   stale(@Query('olderThanMinutes') olderThanMinutes?: string): Promise<Job[]> {
-    const minutes = optionalInt('olderThanMinutes', olderThanMinutes, { min: 0, max: 525_600 });
+    const minutes = optionalQueryInt('olderThanMinutes', olderThanMinutes, {
+      min: 0,
+      max: 525_600,
+    });
     return this.queue.findStale((minutes ?? 10) * 60_000);
   }
 

@@ -23,6 +23,8 @@ export class JobCompleter {
   private inFlight: JobOutcome[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** Set by drain(): after shutdown nothing is rescheduled, so no timer keeps the process alive. */
+  private drained = false;
   private readonly backoff = new FailureBackoff();
 
   constructor(
@@ -43,6 +45,7 @@ export class JobCompleter {
 
   /** Writes everything queued; on shutdown, keeps trying until `deadline` (epoch ms). */
   async drain(deadline: number): Promise<void> {
+    this.drained = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     while ((this.queue.length > 0 || this.flushing) && Date.now() < deadline) {
@@ -60,7 +63,7 @@ export class JobCompleter {
   }
 
   private schedule(delayMs: number): void {
-    if (this.timer || this.flushing) return;
+    if (this.timer || this.flushing || this.drained) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();

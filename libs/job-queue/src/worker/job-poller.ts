@@ -117,11 +117,17 @@ export class JobPoller {
   /** Claims as many jobs as there are free slots and starts them. Returns how many. */
   async pollOnce(): Promise<number> {
     let claimed = 0;
+    // More work may be waiting when a claim came back full, or when a claim was not even tried
+    // for lack of slots; the next freed slot then polls again (and learns if it was wrong).
     let saturated = false;
     for (const request of this.claimRequests()) {
       // Started jobs take slots: each claim gets what the ones before it left.
       const limit = Math.min(request.limit, this.freeSlots());
-      if (this.stopped || limit <= 0) break;
+      if (this.stopped) break;
+      if (limit <= 0) {
+        saturated = true;
+        break;
+      }
       const rows = await withQueryRunner(this.dataSource, async (queryRunner) => {
         const claimedRows = await claimJobBatch(
           queryRunner,

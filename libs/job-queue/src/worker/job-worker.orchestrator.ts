@@ -76,9 +76,17 @@ export class JobWorkerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     // Outcomes get a little time of their own even when the handlers used it all up.
     await this.completer.drain(Math.max(deadline, Date.now() + 1_000));
     await this.heartbeat.stop();
-    const released = await releaseWorkerJobs(this.dataSource, this.options.workerId);
-    if (released.length > 0) {
-      this.logger.log(`Handed ${released.length} unfinished job(s) back to the queue`);
+    try {
+      const released = await releaseWorkerJobs(this.dataSource, this.options.workerId);
+      if (released.length > 0) {
+        this.logger.log(`Handed ${released.length} unfinished job(s) back to the queue`);
+      }
+    } catch (error) {
+      // Shutdown must finish even with the database gone: the reaper recovers these jobs later.
+      this.logger.error(
+        `Could not hand unfinished jobs back (${(error as Error).message}); ` +
+          `they return to the queue after staleAfterMs`,
+      );
     }
   }
 

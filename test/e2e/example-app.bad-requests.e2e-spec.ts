@@ -1,0 +1,140 @@
+import { ExampleApp, startExampleApp } from '../support/example-app';
+
+interface BadRequest {
+  what: string;
+  method: 'get' | 'post';
+  path: string;
+  /** The JSON body, if any. */
+  body?: unknown;
+  status: 400 | 404;
+  field: string;
+}
+
+const UNKNOWN_ID = '987654321';
+
+const post = (path: string, body: unknown, what: string, field: string): BadRequest => ({
+  what,
+  method: 'post',
+  path,
+  body,
+  status: 400,
+  field,
+});
+const get = (path: string, what: string, field: string, status: 400 | 404 = 400): BadRequest => ({
+  what,
+  method: 'get',
+  path,
+  status,
+  field,
+});
+
+const CASES: BadRequest[] = [
+  // POST /images
+  { what: 'no body', method: 'post', path: '/images', status: 400, field: 'body' },
+  post('/images', {}, 'name missing', 'name'),
+  post('/images', { name: 42 }, 'name a number', 'name'),
+  post('/images', { name: '' }, 'name empty', 'name'),
+  post('/images', { name: 'x'.repeat(256) }, 'name too long', 'name'),
+  post('/images', ['cat.png'], 'an array for a body', 'body'),
+  // POST /images/bulk
+  post('/images/bulk', {}, 'count missing', 'count'),
+  post('/images/bulk', { count: 'five' }, 'count not a number', 'count'),
+  post('/images/bulk', { count: '5' }, 'count a string of digits', 'count'),
+  post('/images/bulk', { count: 2.5 }, 'count not an integer', 'count'),
+  post('/images/bulk', { count: 0 }, 'count below 1', 'count'),
+  post('/images/bulk', { count: 10_001 }, 'count above the maximum', 'count'),
+  post('/images/bulk', { count: 5, prefix: 7 }, 'prefix a number', 'prefix'),
+  // POST /reports
+  post('/reports', {}, 'month missing', 'month'),
+  post('/reports', { month: 202611 }, 'month a number', 'month'),
+  post('/reports', { month: '2026-13' }, 'month out of range', 'month'),
+  post('/reports', { month: 'November' }, 'month in words', 'month'),
+  // /jobs/:id
+  get(`/jobs/${UNKNOWN_ID}`, 'unknown job id', 'id', 404),
+  get('/jobs/abc', 'non-numeric job id', 'id'),
+  get('/jobs/0', 'job id 0', 'id'),
+  get('/jobs/1.5', 'fractional job id', 'id'),
+  get('/jobs/99999999999999999999', 'job id beyond bigint', 'id'),
+  { ...post('/jobs/abc/cancel', undefined, 'cancel: non-numeric id', 'id') },
+  { ...post(`/jobs/${UNKNOWN_ID}/cancel`, undefined, 'cancel: unknown id', 'id'), status: 404 },
+  { ...post('/jobs/abc/retry', undefined, 'retry: non-numeric id', 'id') },
+  { ...post(`/jobs/${UNKNOWN_ID}/retry`, undefined, 'retry: unknown id', 'id'), status: 404 },
+  // GET /jobs paging and filters
+  get('/jobs?page=abc', 'non-numeric page', 'page'),
+  get('/jobs?page=0', 'page 0', 'page'),
+  get('/jobs?page=1.5', 'fractional page', 'page'),
+  get('/jobs?page=1&page=2', 'page given twice', 'page'),
+  get('/jobs?pageSize=ten', 'non-numeric pageSize', 'pageSize'),
+  get('/jobs?pageSize=0', 'pageSize 0', 'pageSize'),
+  get('/jobs?pageSize=201', 'pageSize above the maximum', 'pageSize'),
+  get('/jobs?status=done', 'unknown status', 'status'),
+  get('/jobs?status=PENDING', 'status in capitals', 'status'),
+  get('/jobs?type=', 'empty type', 'type'),
+  // GET /jobs/stale
+  get('/jobs/stale?olderThanMinutes=ten', 'non-numeric olderThanMinutes', 'olderThanMinutes'),
+  get('/jobs/stale?olderThanMinutes=-1', 'negative olderThanMinutes', 'olderThanMinutes'),
+];
+
+/**
+ * Every way a request to the example app can be wrong gets a 400 (or 404 for a job that does not
+ * exist) whose JSON names the field to fix, in `field` and in the message; never a 500, and
+ * nothing is enqueued.
+ */
+describe('example app: bad requests', () => {
+  let example: ExampleApp;
+
+  beforeAll(async () => {
+    // Quick handlers: the jobs of the last test must not hold up close().
+    example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 });
+  });
+
+  afterAll(async () => {
+    await example?.close();
+  });
+
+  it.each(CASES.map((c) => [`${c.method.toUpperCase()} ${c.path}: ${c.what}`, c] as const))(
+    '%s',
+    async (_name, c) => {
+      const call = example.http()[c.method](c.path);
+      const response = await (c.body === undefined ? call : call.send(c.body as object));
+      expect({ status: response.status, field: response.body.field }).toEqual({
+        status: c.status,
+        field: c.field,
+      });
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(response.body).toMatchObject({ statusCode: c.status, message: expect.any(String) });
+      expect(response.body.message).toContain(c.field);
+    },
+  );
+
+  it('answers a body that is not valid JSON with a 400 saying so', async () => {
+    const response = await example
+      .http()
+      .post('/images')
+      .set('content-type', 'application/json')
+      .send('{"name": "cat.png"')
+      .expect(400);
+    // Express's JSON parser refuses it before any route runs: its message, no field.
+    expect(response.body).toMatchObject({
+      statusCode: 400,
+      message: expect.stringMatching(/JSON/),
+    });
+  });
+
+  it('enqueued nothing for any of them', async () => {
+    const { body } = await example.http().get('/jobs').expect(200);
+    expect(body).toEqual({ items: [], total: 0, page: 1, pageSize: 50 });
+  });
+
+  it('accepts the well-formed versions of the same requests', async () => {
+    const upload = await example.http().post('/images').send({ name: 'cat.png' }).expect(201);
+    await example.http().post('/images/bulk').send({ count: 2, prefix: 'p' }).expect(201);
+    await example.http().post('/reports').send({ month: '2026-11' }).expect(201);
+    await example.http().get(`/jobs/${upload.body.id}`).expect(200);
+    await example
+      .http()
+      .get('/jobs?status=pending&type=image.process&page=1&pageSize=200')
+      .expect(200);
+    await example.http().get('/jobs/stale?olderThanMinutes=0').expect(200);
+  });
+});

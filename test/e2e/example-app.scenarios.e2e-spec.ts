@@ -1,0 +1,298 @@
+import { ExampleApp, startExampleApp } from '../support/example-app';
+import { waitFor } from '../support/wait-for';
+
+/** A job as the example app's routes answer it (JSON). */
+interface JobJson {
+  id: string;
+  jobType: string;
+  priority: number;
+  status: string;
+  data: Record<string, unknown>;
+  progress: number;
+  currentStage: string | null;
+  workerId: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  attempts: number;
+  lastError: string | null;
+  result: unknown;
+}
+
+interface JobPage {
+  items: JobJson[];
+  total: number;
+  page: number;
+  pageSize: number;
+}
+
+const IMAGE_WORK_MS = 40;
+const REPORT_STAGE_MS = 400;
+/** The dead worker's lease outlives its last heartbeat by this much before the reaper acts. */
+const STALE_AFTER_MS = 5_000;
+const REAPER_INTERVAL_MS = 100;
+const BACKLOG = 50;
+const UPLOADS = ['cat.png', 'dog.png', 'owl.png'];
+/** A report's mid-way states: the progress each stage starts at. */
+const STAGE_PROGRESS: Record<string, number> = { aggregating: 20, rendering: 50, uploading: 80 };
+
+const time = (iso: string | null): number => {
+  expect(iso).not.toBeNull();
+  return Date.parse(iso!);
+};
+
+/**
+ * The example app (`src/app.module.ts`, booted as `npm start` boots it) driven over HTTP through
+ * the three stories it exists to tell: uploads overtake a backlog, a report shows its progress,
+ * a dead worker's job is listed as stale and recovered. One worker slot (WORKER_CONCURRENCY=1)
+ * makes the order of runs the order of claims.
+ */
+describe('example app: the three scenarios over HTTP', () => {
+  let example: ExampleApp;
+
+  const getJob = async (id: string): Promise<JobJson> =>
+    (await example.http().get(`/jobs/${id}`).expect(200)).body as JobJson;
+
+  const waitForJob = (
+    id: string,
+    done: (job: JobJson) => boolean,
+    what: string,
+    timeoutMs = 20_000,
+  ) =>
+    waitFor(
+      async () => {
+        const job = await getJob(id);
+        return done(job) ? job : undefined;
+      },
+      { timeoutMs, description: `job ${id} ${what}` },
+    );
+
+  /** Every image job of the app, across pages. */
+  const imageJobs = async (status?: string): Promise<JobJson[]> => {
+    const query = { type: 'image.process', pageSize: 200, ...(status && { status }) };
+    const items: JobJson[] = [];
+    for (let page = 1; ; page++) {
+      const body = (
+        await example
+          .http()
+          .get('/jobs')
+          .query({ ...query, page })
+          .expect(200)
+      ).body as JobPage;
+      items.push(...body.items);
+      if (items.length >= body.total || body.items.length === 0) return items;
+    }
+  };
+
+  const waitUntilNoImageJobUnfinished = () =>
+    waitFor(
+      async () => {
+        const { body } = await example.http().get('/jobs/stats').expect(200);
+        const counts = body['image.process'] ?? {};
+        return counts.pending + counts.claimed + counts.running === 0;
+      },
+      { timeoutMs: 30_000, description: 'every image job finished' },
+    );
+
+  beforeAll(async () => {
+    example = await startExampleApp({
+      WORKER_CONCURRENCY: 1,
+      IMAGE_WORK_MS,
+      REPORT_STAGE_MS,
+      STALE_AFTER_MS,
+      REAPER_INTERVAL_MS,
+    });
+  });
+
+  afterAll(async () => {
+    await example?.close();
+  });
+
+  it('runs uploads posted after a bulk backfill before the backfill jobs still waiting', async () => {
+    const bulk = await example.http().post('/images/bulk').send({ count: BACKLOG }).expect(201);
+    expect(bulk.body).toEqual({
+      enqueued: BACKLOG,
+      firstId: expect.any(String),
+      lastId: expect.any(String),
+    });
+    const uploadIds = (
+      await Promise.all(
+        UPLOADS.map((name) => example.http().post('/images').send({ name }).expect(201)),
+      )
+    ).map(({ body }) => {
+      expect(body).toMatchObject({ jobType: 'image.process', priority: 200, status: 'pending' });
+      return (body as JobJson).id;
+    });
+
+    // Every upload is in the queue now. The backfill jobs still pending at this point are the
+    // ones the uploads must overtake: with one slot, each later claim takes an upload while any
+    // is left. (The few the worker already took keep their slot: no preemption.)
+    const waiting = (await imageJobs('pending')).filter((job) => job.data.source === 'bulk');
+    expect(waiting.length).toBeGreaterThan(BACKLOG / 2);
+
+    await waitUntilNoImageJobUnfinished();
+    const uploads = await Promise.all(uploadIds.map(getJob));
+    const backlog = await Promise.all(waiting.map((job) => getJob(job.id)));
+    for (const job of [...uploads, ...backlog]) {
+      expect(job).toMatchObject({ status: 'completed', attempts: 1 });
+    }
+    expect(uploads.map((job) => job.result)).toEqual(
+      UPLOADS.map((name) => ({ thumbnail: `thumbs/${name}` })),
+    );
+
+    const lastUploadStarted = Math.max(...uploads.map((job) => time(job.startedAt)));
+    const lastUploadCompleted = Math.max(...uploads.map((job) => time(job.completedAt)));
+    for (const job of backlog) {
+      expect(time(job.startedAt)).toBeGreaterThan(lastUploadStarted);
+      // Outcomes are written in the order the runs end, possibly several in one statement.
+      expect(time(job.completedAt)).toBeGreaterThanOrEqual(lastUploadCompleted);
+    }
+    // Among themselves the backfill jobs keep their order: oldest first.
+    const byStart = [...backlog].sort((a, b) => time(a.startedAt) - time(b.startedAt));
+    expect(byStart.map((job) => job.id)).toEqual(
+      [...backlog].sort((a, b) => Number(a.id) - Number(b.id)).map((job) => job.id),
+    );
+  });
+
+  it('shows a report part-way through its stages, then at 100 % with its result', async () => {
+    const { body: report } = await example
+      .http()
+      .post('/reports')
+      .send({ month: '2026-11' })
+      .expect(201);
+    expect(report).toMatchObject({ jobType: 'report_generation', status: 'pending', progress: 0 });
+    // At most one unfinished report per month: asking again answers the same job.
+    const again = await example.http().post('/reports').send({ month: '2026-11' }).expect(201);
+    expect(again.body.id).toBe(report.id);
+
+    const midway = await waitForJob(
+      report.id,
+      (job) => job.progress > 0 && job.progress < 100,
+      'part-way through',
+      10_000,
+    );
+    expect(midway.status).toBe('running');
+    expect(Object.keys(STAGE_PROGRESS)).toContain(midway.currentStage);
+    expect(midway.progress).toBe(STAGE_PROGRESS[midway.currentStage!]);
+
+    const done = await waitForJob(report.id, (job) => job.status === 'completed', 'completed');
+    expect(done).toMatchObject({
+      progress: 100,
+      currentStage: 'done',
+      attempts: 1,
+      result: { month: '2026-11', rows: 1200, url: 'reports/2026-11.pdf' },
+    });
+  });
+
+  it('lists the job of a killed worker as stale, then the reaper recovers it and it completes', async () => {
+    // A worker claimed this job an hour ago, made no progress since, sent its last heartbeat just
+    // now and was killed. Inserted and claimed in one transaction, so the app's own worker never
+    // sees it pending; claim_job_batch's `p_now` dates the claim.
+    await example.sql.query('BEGIN');
+    const {
+      rows: [{ id }],
+    } = await example.sql.query<{ id: string }>(
+      `INSERT INTO jobs (job_type, data, priority, run_at)
+       VALUES ('image.process', '{"name": "orphan.png", "source": "upload"}', 200,
+               now() - interval '2 hours')
+       RETURNING id::text`,
+    );
+    const { rows: claimed } = await example.sql.query<{ id: string }>(
+      `SELECT id::text FROM claim_job_batch('killed-worker', ARRAY['image.process'], 1,
+                                            now() - interval '1 hour')`,
+    );
+    expect(claimed).toEqual([{ id }]);
+    await example.sql.query(`UPDATE jobs SET heartbeat_at = now() WHERE id = $1`, [id]);
+    await example.sql.query('COMMIT');
+
+    // Its lease still runs for STALE_AFTER_MS: the operator sees it before the reaper acts.
+    const { body: stale } = await example
+      .http()
+      .get('/jobs/stale')
+      .query({ olderThanMinutes: 30 })
+      .expect(200);
+    expect(stale).toEqual([
+      expect.objectContaining({ id, status: 'claimed', workerId: 'killed-worker', attempts: 1 }),
+    ]);
+    // The default threshold (10 minutes) lists it too.
+    const byDefault = await example.http().get('/jobs/stale').expect(200);
+    expect((byDefault.body as JobJson[]).map((job) => job.id)).toEqual([id]);
+
+    const recovered = await waitForJob(
+      id,
+      (job) => job.status === 'completed',
+      'recovered and completed',
+      STALE_AFTER_MS + 15_000,
+    );
+    expect(recovered.attempts).toBe(2);
+    expect(recovered.workerId).not.toBe('killed-worker');
+    expect(recovered.lastError).toContain('Worker killed-worker stopped heartbeating');
+    expect(recovered.result).toEqual({ thumbnail: 'thumbs/orphan.png' });
+    const after = await example.http().get('/jobs/stale').query({ olderThanMinutes: 0 });
+    expect((after.body as JobJson[]).map((job) => job.id)).not.toContain(id);
+  });
+
+  it('cancels a running report, which stops it, and retries it to completion', async () => {
+    // This run's stages would last a minute (the handler reads REPORT_STAGE_MS as it starts):
+    // it is surely still running when cancelled, and only the cancel can free the one slot.
+    process.env.REPORT_STAGE_MS = String(60_000);
+    let report: JobJson;
+    try {
+      report = (await example.http().post('/reports').send({ month: '2026-10' }).expect(201))
+        .body as JobJson;
+      await waitForJob(report.id, (job) => job.status === 'running', 'running');
+    } finally {
+      process.env.REPORT_STAGE_MS = String(REPORT_STAGE_MS);
+    }
+
+    const cancelled = await example.http().post(`/jobs/${report.id}/cancel`).expect(201);
+    expect(cancelled.body).toMatchObject({ id: report.id, status: 'cancelled' });
+    const again = await example.http().post(`/jobs/${report.id}/cancel`).expect(409);
+    expect(again.body.message).toContain(report.id);
+
+    // The retry can only run once the cancelled run gave its slot back, long before its minute.
+    const retried = await example.http().post(`/jobs/${report.id}/retry`).expect(201);
+    expect(retried.body).toMatchObject({ id: report.id, status: 'pending' });
+    const done = await waitForJob(report.id, (job) => job.status === 'completed', 'completed');
+    expect(done).toMatchObject({ progress: 100, attempts: 1, result: { month: '2026-10' } });
+    await example.http().post(`/jobs/${report.id}/retry`).expect(409);
+  });
+
+  it('pages through completed image jobs, newest first, matching the stats', async () => {
+    await waitUntilNoImageJobUnfinished();
+    const { body: stats } = await example.http().get('/jobs/stats').expect(200);
+    expect(stats['image.process']).toEqual({
+      pending: 0,
+      claimed: 0,
+      running: 0,
+      completed: expect.any(Number),
+      failed: 0,
+      cancelled: 0,
+    });
+    const completed: number = stats['image.process'].completed;
+    expect(completed).toBeGreaterThan(BACKLOG);
+    expect(stats.report_generation).toMatchObject({ completed: 2 });
+
+    const pageSize = 20;
+    const pages: JobPage[] = [];
+    for (let page = 1; page <= Math.ceil(completed / pageSize) + 1; page++) {
+      const { body } = await example
+        .http()
+        .get('/jobs')
+        .query({ status: 'completed', type: 'image.process', page, pageSize })
+        .expect(200);
+      expect(body).toMatchObject({ total: completed, page, pageSize });
+      pages.push(body as JobPage);
+    }
+    expect(pages.map((page) => page.items.length)).toEqual([
+      ...Array(Math.floor(completed / pageSize)).fill(pageSize),
+      ...(completed % pageSize ? [completed % pageSize] : []),
+      0,
+    ]);
+    const items = pages.flatMap((page) => page.items);
+    for (const job of items)
+      expect(job).toMatchObject({ jobType: 'image.process', status: 'completed' });
+    const ids = items.map((job) => Number(job.id));
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(new Set(ids).size).toBe(completed);
+  });
+});
