@@ -40,6 +40,19 @@ describe('claim_job_batch: what a claim writes', () => {
     );
   });
 
+  it("with p_start => true marks the jobs 'running' with started_at in the same statement", async () => {
+    const { rows } = await client.query(
+      `SELECT * FROM claim_job_batch('worker-a', ARRAY['email'], 2, $1, p_start => true)`,
+      [T1],
+    );
+    expect(idsOf(rows)).toEqual([1, 2]);
+    for (const row of rows) {
+      expect(row).toMatchObject({ status: 'running', started_at: T1, claimed_at: T1, attempts: 1 });
+    }
+    const stored = await jobsById(client, [1, 2]);
+    expect(stored.map((row) => row.status)).toEqual(['running', 'running']);
+  });
+
   it("sets status 'claimed', worker_id, claimed_at, heartbeat_at and attempts + 1, and returns the stored row", async () => {
     const [claimed, ...rest] = await claim(client, 'worker-a', ['email'], 1, T1);
 

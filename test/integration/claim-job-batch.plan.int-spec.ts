@@ -120,7 +120,7 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     await client.query(INSERT_PENDING, [PENDING]);
     await client.query(`ANALYZE jobs`);
     await client.query(
-      `PREPARE claim_plan(varchar, varchar[], integer, timestamptz) AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
+      `PREPARE claim_plan(varchar, varchar[], integer, timestamptz, boolean) AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
     );
   }, 60_000);
 
@@ -143,7 +143,7 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     await client.query(`SET plan_cache_mode = force_generic_plan`);
     try {
       const plan = await explain(
-        `EXPLAIN (FORMAT TEXT) EXECUTE claim_plan('w', ARRAY['email', 'report'], 10, NULL)`,
+        `EXPLAIN (FORMAT TEXT) EXECUTE claim_plan('w', ARRAY['email', 'report'], 10, NULL, false)`,
       );
       // Parameters left as $n: it really is the generic plan.
       expect(plan).toContain('$2');
@@ -157,9 +157,9 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     await client.query(`SET plan_cache_mode = force_custom_plan`);
     try {
       for (const args of [
-        `'w', ARRAY['email', 'report'], 10, NULL`,
-        `'w', ARRAY['email'], 1, now()`,
-        `'w', ARRAY['email', 'report', 'other'], 500, '2031-01-01T00:00:00Z'`,
+        `'w', ARRAY['email', 'report'], 10, NULL, false`,
+        `'w', ARRAY['email'], 1, now(), true`,
+        `'w', ARRAY['email', 'report', 'other'], 500, '2031-01-01T00:00:00Z', false`,
       ]) {
         const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE claim_plan(${args})`);
         expect(plan).not.toContain('$2');

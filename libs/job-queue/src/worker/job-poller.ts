@@ -5,8 +5,7 @@ import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.
 import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
-import { claimJobBatch } from '../sql/claim-job-batch.query';
-import { markJobsRunning } from '../sql/mark-jobs-running.query';
+import { claimAndStartJobs } from '../sql/claim-job-batch.query';
 import { toJob } from '../sql/queryable';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
@@ -128,22 +127,9 @@ export class JobPoller {
         saturated = true;
         break;
       }
-      const rows = await withQueryRunner(this.dataSource, async (queryRunner) => {
-        const claimedRows = await claimJobBatch(
-          queryRunner,
-          this.options.workerId,
-          request.jobTypes,
-          limit,
-        );
-        if (claimedRows.length > 0) {
-          await markJobsRunning(
-            queryRunner,
-            this.options.workerId,
-            claimedRows.map((row) => String(row.id)),
-          );
-        }
-        return claimedRows;
-      });
+      const rows = await withQueryRunner(this.dataSource, (queryRunner) =>
+        claimAndStartJobs(queryRunner, this.options.workerId, request.jobTypes, limit),
+      );
       for (const row of rows) this.executor.start(toJob(row));
       claimed += rows.length;
       if (rows.length === limit) saturated = true;
