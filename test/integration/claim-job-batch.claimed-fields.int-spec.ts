@@ -45,7 +45,7 @@ describe('claim_job_batch: what a claim writes', () => {
       `SELECT * FROM claim_job_batch('worker-a', ARRAY['email'], 2, $1, p_start => true)`,
       [T1],
     );
-    expect(idsOf(rows)).toEqual([1, 2]);
+    expect(rows.map((row) => Number(row.id))).toEqual([1, 2]);
     for (const row of rows) {
       expect(row).toMatchObject({ status: 'running', started_at: T1, claimed_at: T1, attempts: 1 });
     }
