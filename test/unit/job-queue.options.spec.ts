@@ -32,6 +32,7 @@ describe('resolveJobQueueOptions', () => {
       backoff: { baseDelayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
       maxPayloadBytes: 1024 * 1024,
       progressThrottleMs: 250,
+      databaseTimeoutMs: 10_000,
     });
     expect(resolveJobQueueOptions({})).toEqual({ ...resolved, workerId: expect.any(String) });
   });
@@ -131,6 +132,8 @@ describe('resolveJobQueueOptions', () => {
     ['defaultMaxAttempts 0', { defaultMaxAttempts: 0 }, 'defaultMaxAttempts', ': 0.'],
     ['maxPayloadBytes 0', { maxPayloadBytes: 0 }, 'maxPayloadBytes', ': 0.'],
     ['progressThrottleMs -1', { progressThrottleMs: -1 }, 'progressThrottleMs', '-1'],
+    ['databaseTimeoutMs -1', { databaseTimeoutMs: -1 }, 'databaseTimeoutMs', '-1'],
+    ['databaseTimeoutMs 1.5', { databaseTimeoutMs: 1.5 }, 'databaseTimeoutMs', '1.5'],
     [
       'staleAfterMs over the integer range',
       { staleAfterMs: 2 ** 31 },
@@ -155,6 +158,10 @@ describe('resolveJobQueueOptions', () => {
     expect(resolveError({ worker: { concurency: 2 } }).message).toContain(
       'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen',
     );
+  });
+
+  it('takes databaseTimeoutMs 0 as "no timeout"', () => {
+    expect(resolveJobQueueOptions({ databaseTimeoutMs: 0 }).databaseTimeoutMs).toBe(0);
   });
 
   it('carries the refused value', () => {

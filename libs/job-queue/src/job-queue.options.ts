@@ -5,6 +5,7 @@ import {
   DEFAULT_BACKOFF_JITTER,
   DEFAULT_BACKOFF_MAX_MS,
   DEFAULT_CONCURRENCY,
+  DEFAULT_DATABASE_TIMEOUT_MS,
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -49,6 +50,8 @@ export interface ResolvedJobQueueOptions {
   backoff: ResolvedBackoff;
   maxPayloadBytes: number;
   progressThrottleMs: number;
+  /** 0: no timeout. */
+  databaseTimeoutMs: number;
 }
 
 const MODULE_KEYS = [
@@ -63,6 +66,7 @@ const MODULE_KEYS = [
   'backoff',
   'maxPayloadBytes',
   'progressThrottleMs',
+  'databaseTimeoutMs',
 ] as const satisfies readonly (keyof JobQueueModuleOptions)[];
 const WORKER_KEYS = ['concurrency', 'batchSize', 'pollIntervalMs', 'jobTypes', 'listen'] as const;
 const BACKOFF_KEYS = ['baseDelayMs', 'maxDelayMs', 'jitter'] as const;
@@ -222,6 +226,12 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       'progressThrottleMs',
       raw.progressThrottleMs,
       DEFAULT_PROGRESS_THROTTLE_MS,
+      0,
+    ),
+    databaseTimeoutMs: intOption(
+      'databaseTimeoutMs',
+      raw.databaseTimeoutMs,
+      DEFAULT_DATABASE_TIMEOUT_MS,
       0,
     ),
   };

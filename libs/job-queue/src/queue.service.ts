@@ -8,7 +8,13 @@ import {
 import { ResolvedJobQueueOptions } from './job-queue.options';
 import { Job } from './entities/job.entity';
 import { JobStatus } from './entities/job-status.enum';
-import { InvalidJobInputError, JobNotFoundError, JobStateConflictError } from './errors';
+import {
+  InvalidJobInputError,
+  isConnectionError,
+  JobNotFoundError,
+  JobQueueUnavailableError,
+  JobStateConflictError,
+} from './errors';
 import {
   EnqueueManyItem,
   EnqueueOptions,
@@ -70,7 +76,7 @@ export class QueueService {
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     this.rejectUnknownKeys('', jobOptions, JOB_OPTION_KEYS);
     const row = this.toInsertRow('', { ...jobOptions, type: jobType, data });
-    const [job] = await this.insertAll(manager ?? this.dataSource, [row]);
+    const [job] = await this.insertAll(this.db(manager), [row]);
     return job as Job<T>;
   }
 
@@ -81,13 +87,13 @@ export class QueueService {
     }
     if (items.length === 0) return [];
     const rows = items.map((item, i) => this.toInsertRow(`jobs[${i}].`, item));
-    return (await this.insertAll(opts.manager ?? this.dataSource, rows)) as Job<T>[];
+    return (await this.insertAll(this.db(opts.manager), rows)) as Job<T>[];
   }
 
   /** The job with this id; throws `JobNotFoundError` when there is none. */
   async getJob<T = unknown>(id: string | number): Promise<Job<T>> {
     const jobId = checkJobId('id', id);
-    const row = await getJobRow(this.dataSource, jobId);
+    const row = await getJobRow(this.db(), jobId);
     if (!row) throw new JobNotFoundError(id);
     return toJob(row) as Job<T>;
   }
@@ -97,7 +103,7 @@ export class QueueService {
     const jobId = checkJobId('id', id);
     const pct = checkProgress('progress', progress);
     const currentStage = checkStage('stage', stage);
-    const row = await updateProgressRow(this.dataSource, jobId, pct, currentStage);
+    const row = await updateProgressRow(this.db(), jobId, pct, currentStage);
     if (!row) throw await this.whyNot(jobId, 'given progress');
     return toJob(row);
   }
@@ -105,7 +111,7 @@ export class QueueService {
   /** Cancels an unfinished job. A running handler sees `ctx.signal` abort. */
   async cancel(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
-    const row = await cancelJobRow(this.dataSource, jobId);
+    const row = await cancelJobRow(this.db(), jobId);
     if (!row) throw await this.whyNot(jobId, 'cancelled');
     return toJob(row);
   }
@@ -113,7 +119,7 @@ export class QueueService {
   /** Runs a failed or cancelled job again, now, with a fresh set of attempts. */
   async retry(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
-    const row = await retryJobRow(this.dataSource, jobId);
+    const row = await retryJobRow(this.db(), jobId);
     if (!row) throw await this.whyNot(jobId, 'retried');
     return toJob(row);
   }
@@ -121,7 +127,7 @@ export class QueueService {
   /** Counts of jobs by type and status (every status present, zeros included). */
   async stats(): Promise<JobQueueStats> {
     const stats: JobQueueStats = {};
-    for (const row of await jobStatsRows(this.dataSource)) {
+    for (const row of await jobStatsRows(this.db())) {
       stats[row.job_type] ??= Object.fromEntries(
         Object.values(JobStatus).map((status) => [status, 0]),
       ) as JobStatusCounts;
@@ -133,7 +139,7 @@ export class QueueService {
   /** Claimed or running jobs whose row has not changed for `olderThanMs` (oldest first). */
   async findStale(olderThanMs: number): Promise<Job[]> {
     const ms = checkInteger('olderThanMs', olderThanMs, 0);
-    return (await findStaleJobRows(this.dataSource, ms)).map(toJob);
+    return (await findStaleJobRows(this.db(), ms)).map(toJob);
   }
 
   private toInsertRow(path: string, item: EnqueueManyItem<unknown>): JobInsertRow {
@@ -212,9 +218,46 @@ export class QueueService {
     return jobs;
   }
 
+  /**
+   * Where a call's statements go (`manager`, else the data source), each bounded by
+   * `databaseTimeoutMs`, with connection failures turned into `JobQueueUnavailableError` so a
+   * caller can tell "try later" from a bad statement (which passes through unchanged).
+   */
+  private db(manager?: Queryable): Queryable {
+    const target = manager ?? this.dataSource;
+    const timeoutMs = this.options.databaseTimeoutMs;
+    return {
+      query: async (sql, parameters) => {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<never>((_, reject) => {
+          if (timeoutMs === 0) return;
+          timer = setTimeout(() => {
+            reject(
+              new JobQueueUnavailableError(
+                `The database did not answer within ${timeoutMs} ms (databaseTimeoutMs); ` +
+                  `the statement was not cancelled and may still complete`,
+              ),
+            );
+          }, timeoutMs);
+        });
+        try {
+          return await Promise.race([target.query(sql, parameters), timedOut]);
+        } catch (error) {
+          if (!isConnectionError(error)) throw error;
+          throw new JobQueueUnavailableError(
+            `The database is unavailable: ${(error as Error).message}`,
+            { cause: error },
+          );
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    };
+  }
+
   /** Why a write that targets one job matched no row: no such job, or not in a state for it. */
   private async whyNot(jobId: string, action: string): Promise<Error> {
-    const row = await getJobRow(this.dataSource, jobId);
+    const row = await getJobRow(this.db(), jobId);
     if (!row) return new JobNotFoundError(jobId);
     return new JobStateConflictError(jobId, row.status as JobStatus, action);
   }

@@ -5,3 +5,4 @@ export * from './job-not-found.error';
 export * from './job-state-conflict.error';
 export * from './duplicate-job-handler.error';
 export * from './job-run-errors';
+export * from './job-queue-unavailable.error';

@@ -5,8 +5,8 @@
  * @publicApi
  */
 export class JobQueueError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = new.target.name;
   }
 }

@@ -46,4 +46,15 @@ export interface JobQueueModuleOptions {
   maxPayloadBytes?: number;
   /** At most one progress write per job in this period; the last value always lands. Default: 250. */
   progressThrottleMs?: number;
+  /**
+   * Longest wait for the database in a `QueueService` call, per statement; past it the call
+   * rejects with `JobQueueUnavailableError` (so do a refused or dropped connection). `0`: wait as
+   * long as the driver does. Default: 10000.
+   *
+   * The timeout gives up waiting; it does not cancel the statement. An INSERT that reached the
+   * server may still commit after the caller saw the error, so a retried `enqueue` can add the
+   * job twice: give it a `uniqueKey` when that matters. Inside the caller's transaction
+   * (`manager`), the job exists only if that transaction commits.
+   */
+  databaseTimeoutMs?: number;
 }

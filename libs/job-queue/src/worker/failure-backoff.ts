@@ -1,14 +1,16 @@
-/** Longest pause between retries of a failing database call. */
-export const MAX_FAILURE_BACKOFF_MS = 30_000;
+/**
+ * Longest pause between retries of a failing database call. Short on purpose: a worker must be
+ * back at work within about a second of the database returning, however long the outage was.
+ * What keeps an outage from flooding the log is `LogPeriod`, not a longer pause.
+ */
+export const MAX_FAILURE_BACKOFF_MS = 1_000;
 
 /**
- * Exponential, capped back-off for a loop whose database calls fail (an outage): the caller
- * waits `delayMs` before trying again, and `failed()` says when to log, once per back-off
- * period, so an outage gives one line per period instead of one per attempt.
+ * When to retry a loop whose database calls fail (an outage): exponential from `baseMs`, capped
+ * at `maxMs`. It only counts failures and says how long to wait; when to log is `LogPeriod`'s job.
  */
 export class FailureBackoff {
-  private failures = 0;
-  private loggedUntil = 0;
+  private count = 0;
 
   constructor(
     private readonly baseMs = 100,
@@ -16,24 +18,23 @@ export class FailureBackoff {
   ) {}
 
   get failing(): boolean {
-    return this.failures > 0;
+    return this.count > 0;
+  }
+
+  /** Failures in a row since the last success. */
+  get failures(): number {
+    return this.count;
   }
 
   get delayMs(): number {
-    return this.failures === 0 ? 0 : Math.min(this.maxMs, this.baseMs * 2 ** (this.failures - 1));
+    return this.count === 0 ? 0 : Math.min(this.maxMs, this.baseMs * 2 ** (this.count - 1));
   }
 
-  /** Records a failure; true when this failure should be logged. */
-  failed(): boolean {
-    this.failures++;
-    const now = Date.now();
-    if (now < this.loggedUntil) return false;
-    this.loggedUntil = now + this.delayMs;
-    return true;
+  failed(): void {
+    this.count++;
   }
 
   succeeded(): void {
-    this.failures = 0;
-    this.loggedUntil = 0;
+    this.count = 0;
   }
 }

@@ -9,6 +9,7 @@ import {
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { finishJobs, JobOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from './failure-backoff';
+import { LogPeriod } from './log-period';
 
 /**
  * Writes attempt outcomes (completed, failed, retry) in batches: one statement per flush, a
@@ -26,6 +27,7 @@ export class JobCompleter {
   /** Set by drain(): after shutdown nothing is rescheduled, so no timer keeps the process alive. */
   private drained = false;
   private readonly backoff = new FailureBackoff();
+  private readonly outageLog = new LogPeriod();
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -85,13 +87,16 @@ export class JobCompleter {
       await finishJobs(this.dataSource, this.options.workerId, batch);
       this.inFlight = [];
       this.backoff.succeeded();
+      this.outageLog.reset();
     } catch (error) {
       this.queue.unshift(...batch);
       this.inFlight = [];
-      if (this.backoff.failed()) {
+      this.backoff.failed();
+      if (this.outageLog.due()) {
         this.logger.error(
-          `Could not record ${batch.length} job outcome(s): ${(error as Error).message}; ` +
-            `retrying in ${this.backoff.delayMs} ms`,
+          `Could not record ${this.queue.length} job outcome(s) ` +
+            `(${this.backoff.failures} failure(s) in a row, retrying every ` +
+            `${this.backoff.delayMs} ms): ${(error as Error).message}`,
         );
       }
     }

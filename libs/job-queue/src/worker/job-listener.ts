@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, JOBS_INSERTED_CHANNEL } from '../job-queue.constants';
 import { FailureBackoff } from './failure-backoff';
+import { LogPeriod } from './log-period';
 
 interface NotifyingClient {
   on(event: 'notification', listener: (message: { channel: string }) => void): void;
@@ -19,6 +20,7 @@ interface NotifyingClient {
 export class JobListener {
   private readonly logger = new Logger('JobQueue');
   private readonly backoff = new FailureBackoff(200);
+  private readonly outageLog = new LogPeriod();
   private queryRunner: QueryRunner | undefined;
   private stopped = true;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -52,6 +54,7 @@ export class JobListener {
       this.queryRunner = queryRunner;
       if (this.backoff.failing) this.logger.log('LISTEN connection re-established');
       this.backoff.succeeded();
+      this.outageLog.reset();
       // Jobs inserted while we were not listening would otherwise wait for the next poll.
       this.onNotify();
     } catch (error) {
@@ -66,10 +69,11 @@ export class JobListener {
     this.queryRunner = undefined;
     if (queryRunner) void this.release(queryRunner, error ?? new Error('LISTEN connection ended'));
     if (this.retryTimer) return;
-    if (this.backoff.failed()) {
+    this.backoff.failed();
+    if (this.outageLog.due()) {
       this.logger.warn(
         `LISTEN connection lost${error ? `: ${error.message}` : ''}; ` +
-          `reconnecting in ${this.backoff.delayMs} ms (polling continues)`,
+          `reconnecting every ${this.backoff.delayMs} ms or less (polling continues)`,
       );
     }
     this.retryTimer = setTimeout(() => {

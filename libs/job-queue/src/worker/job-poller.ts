@@ -10,6 +10,7 @@ import { toJob } from '../sql/queryable';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { FailureBackoff } from './failure-backoff';
+import { LogPeriod } from './log-period';
 
 /** One claim: these types, at most this many jobs. */
 interface ClaimRequest {
@@ -26,6 +27,9 @@ interface ClaimRequest {
 export class JobPoller {
   private readonly logger = new Logger('JobQueue');
   private readonly backoff = new FailureBackoff();
+  private readonly outageLog = new LogPeriod();
+  /** Set while a failed poll waits for its retry: other wakes (interval, LISTEN) are ignored. */
+  private retryTimer: NodeJS.Timeout | undefined;
   private jobTypes: string[] = [];
   private stopped = true;
   private polling: Promise<void> | undefined;
@@ -68,6 +72,8 @@ export class JobPoller {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
       this.schedulerRegistry.deleteInterval(this.intervalName);
     }
@@ -85,7 +91,9 @@ export class JobPoller {
   }
 
   private pollSoon(): void {
-    if (this.stopped) return;
+    // During an outage only the back-off timer polls: a short pollIntervalMs must not turn
+    // into a connection attempt every few ms against a database that is down.
+    if (this.stopped || this.retryTimer) return;
     if (this.polling) {
       this.pollAgain = true;
       return;
@@ -93,14 +101,20 @@ export class JobPoller {
     this.polling = this.pollOnce()
       .then((claimed) => {
         if (this.backoff.failing) {
-          this.logger.log(`Database reachable again; claimed ${claimed} job(s)`);
+          this.logger.log(
+            `Database reachable again after ${this.backoff.failures} failed claim(s); ` +
+              `claimed ${claimed} job(s)`,
+          );
         }
         this.backoff.succeeded();
+        this.outageLog.reset();
       })
       .catch((error: Error) => {
-        if (this.backoff.failed()) {
+        this.backoff.failed();
+        if (this.outageLog.due()) {
           this.logger.error(
-            `Could not claim jobs: ${error.message}; next try in ${this.backoff.delayMs} ms`,
+            `Could not claim jobs (${this.backoff.failures} failure(s) in a row, retrying ` +
+              `every ${this.backoff.delayMs} ms): ${error.message}`,
           );
         }
       })
@@ -108,8 +122,12 @@ export class JobPoller {
         this.polling = undefined;
         const again = this.pollAgain;
         this.pollAgain = false;
-        if (this.backoff.failing) setTimeout(() => this.wake(), this.backoff.delayMs).unref();
-        else if (again) this.wake();
+        if (this.backoff.failing) {
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = undefined;
+            this.wake();
+          }, this.backoff.delayMs).unref();
+        } else if (again) this.wake();
       });
   }
 

@@ -1,0 +1,144 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import * as ts from 'typescript';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const SCANNED_DIRS = ['libs/job-queue/src', 'migrations'];
+
+/**
+ * The only values interpolated into SQL text: constants of ours, never input. Keyed by file and
+ * the interpolated expression's source text; each says why a bind parameter cannot be used.
+ */
+const ALLOWED_INTERPOLATIONS: Record<string, string> = {
+  'libs/job-queue/src/worker/job-listener.ts JOBS_INSERTED_CHANNEL':
+    'LISTEN/UNLISTEN take an identifier, not a parameter; the channel is a fixed constant',
+  'migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':
+    'DDL cannot take parameters; the claim query body is a constant shared with the plan test',
+};
+
+/** Uppercase SQL keywords: two of them make a string SQL (one is often just prose, "LISTEN …"). */
+const SQL_KEYWORDS =
+  /\b(SELECT|INSERT|UPDATE|DELETE|FROM|WHERE|VALUES|RETURNING|JOIN|SET|INTO|CREATE|DROP|ALTER|TABLE|FUNCTION|LISTEN|UNLISTEN|NOTIFY)\b/g;
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return tsFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function looksLikeSql(text: string): boolean {
+  return new Set(text.match(SQL_KEYWORDS) ?? []).size >= 2;
+}
+
+/** The SQL argument of a call, when it is a `query(sql, …)` or `queryRows(db, sql, …)` call. */
+function sqlArgument(call: ts.CallExpression): ts.Expression | undefined {
+  const callee = call.expression;
+  const name = ts.isPropertyAccessExpression(callee)
+    ? callee.name.text
+    : ts.isIdentifier(callee)
+      ? callee.text
+      : undefined;
+  if (name === 'query') return call.arguments[0];
+  if (name === 'queryRows') return call.arguments[1];
+  return undefined;
+}
+
+/** The string pieces of `a + b + …` when any of them is a string literal. */
+function concatenatedText(node: ts.BinaryExpression): string | undefined {
+  const parts: string[] = [];
+  const visit = (expr: ts.Expression): void => {
+    if (ts.isBinaryExpression(expr) && expr.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+      visit(expr.left);
+      visit(expr.right);
+    } else if (ts.isStringLiteral(expr) || ts.isNoSubstitutionTemplateLiteral(expr)) {
+      parts.push(expr.text);
+    } else if (ts.isTemplateExpression(expr)) {
+      parts.push(expr.head.text, ...expr.templateSpans.map((span) => span.literal.text));
+    }
+  };
+  visit(node);
+  return parts.length > 0 ? parts.join(' ') : undefined;
+}
+
+interface Finding {
+  file: string;
+  line: number;
+  what: string;
+}
+
+/** Every place in `code` (of file `rel`) where SQL text is built from a value, not parameters. */
+function findInterpolatedSql(rel: string, code: string): Finding[] {
+  const source = ts.createSourceFile(rel, code, ts.ScriptTarget.ES2022, true);
+  const findings: Finding[] = [];
+  const report = (node: ts.Node, what: string) =>
+    findings.push({
+      file: rel,
+      line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+      what,
+    });
+  const checkTemplate = (node: ts.TemplateExpression, passedToQuery: boolean) => {
+    const text = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' ');
+    if (!passedToQuery && !looksLikeSql(text)) return;
+    for (const span of node.templateSpans) {
+      const expression = span.expression.getText(source);
+      if (!(`${rel} ${expression}` in ALLOWED_INTERPOLATIONS)) {
+        report(span, `\${${expression}} interpolated into SQL`);
+      }
+    }
+  };
+  // The SQL arguments of query calls, checked as such: not checked again as free-standing strings.
+  const checked = new Set<ts.Node>();
+  const visit = (node: ts.Node, parentIsConcat = false): void => {
+    if (ts.isCallExpression(node)) {
+      const sql = sqlArgument(node);
+      if (sql && ts.isTemplateExpression(sql)) checkTemplate(sql, true);
+      if (sql && ts.isBinaryExpression(sql)) report(sql, 'SQL built by concatenation');
+      if (sql) checked.add(sql);
+    }
+    if (ts.isTemplateExpression(node) && !checked.has(node)) checkTemplate(node, false);
+    const isConcat =
+      ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken;
+    if (isConcat && !parentIsConcat && !checked.has(node)) {
+      const text = concatenatedText(node);
+      if (text && looksLikeSql(text)) report(node, 'SQL built by concatenation');
+    }
+    ts.forEachChild(node, (child) => visit(child, isConcat));
+  };
+  visit(source);
+  return findings;
+}
+
+describe('SQL is parameterised', () => {
+  const files = SCANNED_DIRS.flatMap((dir) => tsFiles(join(REPO_ROOT, dir)));
+
+  it('scans the library and the migrations', () => {
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.some((file) => file.includes('sql/insert-jobs.query.ts'))).toBe(true);
+    expect(files.some((file) => file.includes('migrations/'))).toBe(true);
+  });
+
+  it('builds no SQL text from values: every value is a bind parameter', () => {
+    const findings = files.flatMap((file) =>
+      findInterpolatedSql(relative(REPO_ROOT, file), readFileSync(file, 'utf8')),
+    );
+    expect(findings.map((f) => `${f.file}:${f.line} ${f.what}`)).toEqual([]);
+  });
+
+  it('uses every allowlist entry (a stale entry would hide nothing and mislead)', () => {
+    for (const key of Object.keys(ALLOWED_INTERPOLATIONS)) {
+      const [file, expression] = key.split(' ');
+      expect(readFileSync(join(REPO_ROOT, file), 'utf8')).toContain(`\${${expression}}`);
+    }
+  });
+
+  it('catches interpolation and concatenation (the checker itself works)', () => {
+    const check = (code: string) => findInterpolatedSql('libs/job-queue/src/probe.ts', code);
+    expect(check('db.query(`SELECT * FROM jobs WHERE id = ${id}`);')).toHaveLength(1);
+    expect(check(`queryRows(db, 'SELECT * FROM jobs WHERE id = ' + id, []);`)).toHaveLength(1);
+    expect(check('const sql = `UPDATE jobs SET status = ${s} WHERE id = 1`;')).toHaveLength(1);
+    expect(check('db.query(`SELECT * FROM jobs WHERE id = $1`, [id]);')).toEqual([]);
+    expect(check('log(`LISTEN connection lost: ${message}`);')).toEqual([]);
+  });
+});
