@@ -1,0 +1,208 @@
+'use strict';
+// Our library, run the way an app runs it: the built package (bench/build, copied from
+// `nest build job-queue` by run.sh) inside a Nest application context booted with
+// TypeOrmModule.forRoot + JobQueueModule.forRoot and a provider with a no-op @JobHandler.
+// Decorators are applied by hand: this is plain JavaScript, as a user's compiled code is.
+require('reflect-metadata');
+const path = require('node:path');
+const { performance } = require('node:perf_hooks');
+const { Client } = require('pg');
+const { packageDir } = require('../lib/packages');
+
+const LIB_DIR = path.join(__dirname, '..', 'build', 'libs', 'job-queue', 'src');
+const JOB_TYPE = 'bench.noop';
+
+function load() {
+  let queue;
+  try {
+    queue = require(LIB_DIR);
+  } catch (error) {
+    throw new Error(
+      `the built library is missing at ${LIB_DIR}: run the bench through bench/run.sh (${error.message})`,
+    );
+  }
+  return {
+    queue,
+    NestFactory: require('@nestjs/core').NestFactory,
+    common: require('@nestjs/common'),
+    TypeOrmModule: require('@nestjs/typeorm').TypeOrmModule,
+  };
+}
+
+/**
+ * Boots one application context; `onJob` set: with the worker and a no-op handler. A producer
+ * gets a named data source (`dataSource` option), so that a producer and a worker application
+ * can live in one process (the latency measurement) without sharing the default name.
+ */
+async function bootApp(url, { moduleOptions, onJob, migrationsRun = false, name }) {
+  const { queue, NestFactory, common, TypeOrmModule } = load();
+  const providers = [];
+  if (onJob) {
+    class BenchHandlers {
+      async noop(job) {
+        onJob(job.data);
+      }
+    }
+    common.Injectable()(BenchHandlers);
+    queue.JobHandler(JOB_TYPE)(
+      BenchHandlers.prototype,
+      'noop',
+      Object.getOwnPropertyDescriptor(BenchHandlers.prototype, 'noop'),
+    );
+    providers.push(BenchHandlers);
+  }
+  class BenchModule {}
+  common.Module({
+    imports: [
+      TypeOrmModule.forRoot({
+        ...(name ? { name } : {}),
+        type: 'postgres',
+        url,
+        migrations: queue.jobQueueMigrations,
+        migrationsRun,
+      }),
+      queue.JobQueueModule.forRoot(
+        onJob ? moduleOptions : { worker: false, ...(name ? { dataSource: name } : {}) },
+      ),
+    ],
+    providers,
+  })(BenchModule);
+  const app = await NestFactory.createApplicationContext(BenchModule, {
+    logger: ['error', 'warn'],
+  });
+  return { app, queueService: app.get(queue.QueueService) };
+}
+
+async function sqlCounter(url, sql) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  return {
+    count: async () => Number((await client.query(sql)).rows[0].n),
+    close: () => client.end(),
+  };
+}
+
+/**
+ * Counts and times, in this (worker) process, the statements the library sends, by kind: the
+ * pg driver the library's TypeORM uses is wrapped (round trip, as the library waits for it);
+ * the library itself is untouched.
+ */
+function instrument() {
+  const pg = require(require.resolve('pg', { paths: [packageDir('typeorm')] }));
+  const stats = {};
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function timedQuery(config, ...rest) {
+    const text = typeof config === 'string' ? config : config && config.text;
+    const result = original.call(this, config, ...rest);
+    if (typeof text === 'string') {
+      const entry = (stats[statementKind(text)] ??= { count: 0, ms: 0 });
+      entry.count++;
+      if (result && typeof result.then === 'function') {
+        const t0 = performance.now();
+        result.then(
+          () => (entry.ms += performance.now() - t0),
+          () => (entry.ms += performance.now() - t0),
+        );
+      }
+    }
+    return result;
+  };
+  return () =>
+    Object.fromEntries(
+      Object.entries(stats).map(([kind, { count, ms }]) => [
+        kind,
+        { count, ms: Math.round(ms), msEach: Number((ms / count).toFixed(3)) },
+      ]),
+    );
+}
+
+const kinds = new Map();
+
+/** A short name for a statement (its text is constant per call site, so cached). */
+function statementKind(text) {
+  let kind = kinds.get(text);
+  if (kind === undefined) {
+    kind = classify(text);
+    if (kinds.size < 1000) kinds.set(text, kind);
+  }
+  return kind;
+}
+
+function classify(text) {
+  const sql = text.replace(/\s+/g, ' ').trim();
+  if (/claim_job_batch/i.test(sql)) return 'claim_job_batch';
+  if (/SET status = 'running'/i.test(sql)) return 'mark running';
+  if (/^UPDATE jobs AS j SET status = o\.status/i.test(sql)) return 'finish (batched)';
+  if (/SET heartbeat_at = now\(\)/i.test(sql)) return 'heartbeat';
+  if (/pg_try_advisory_xact_lock|pg_try_advisory_lock/i.test(sql)) return 'reaper';
+  if (/^(UN)?LISTEN/i.test(sql)) return 'listen';
+  return sql.slice(0, 40);
+}
+
+const variant = (name, concurrency, summary, skip = []) => ({
+  name,
+  summary,
+  moduleOptions: { worker: { concurrency } },
+  skip,
+});
+
+// Variants that differ only in their worker share the producer side: enqueue and bulk are
+// measured once per library (SAME_PRODUCER).
+const SAME_PRODUCER = ['enqueue', 'bulk'];
+
+module.exports = {
+  variants: [
+    variant('ours', 50, 'JobQueueModule, worker concurrency 50 (batchSize = concurrency)'),
+    variant('ours-c10', 10, 'JobQueueModule with default options (concurrency 10)', SAME_PRODUCER),
+    variant('ours-c200', 200, 'JobQueueModule, worker concurrency 200 (batchSize = concurrency)', [
+      ...SAME_PRODUCER,
+      'latency',
+    ]),
+  ],
+
+  async prepare(db) {
+    const { app } = await bootApp(db.url, { migrationsRun: true });
+    await app.close();
+  },
+
+  async openProducer(db) {
+    const { app, queueService } = await bootApp(db.url, { name: 'bench_producer' });
+    return {
+      add: (data) => queueService.enqueue(JOB_TYPE, data),
+      addBulk: (list) => queueService.enqueueMany(list.map((data) => ({ type: JOB_TYPE, data }))),
+      close: () => app.close(),
+    };
+  },
+
+  openCounter: (db) =>
+    sqlCounter(db.url, `SELECT count(*) AS n FROM jobs WHERE status = 'completed'`),
+
+  /**
+   * The module starts its worker while the application boots, and has no "start later" switch.
+   * So that a worker's measured time starts when it can claim, not when its process starts,
+   * the bench holds an EXCLUSIVE lock on `jobs` while the workers boot (their first claim waits
+   * on it) and releases it at the start signal. Plain reads (the counter) still go through.
+   */
+  async holdWorkers(db) {
+    const client = new Client({ connectionString: db.url });
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query('LOCK TABLE jobs IN EXCLUSIVE MODE');
+    return async () => {
+      await client.query('COMMIT');
+      await client.end();
+    };
+  },
+
+  instrument,
+
+  async openWorker(db, v, { onJob }) {
+    const { app } = await bootApp(db.url, { moduleOptions: v.moduleOptions, onJob });
+    return {
+      start: async () => undefined, // already started at boot (see holdWorkers)
+      stop: () => app.close(),
+    };
+  },
+
+  JOB_TYPE,
+};

@@ -1,0 +1,67 @@
+'use strict';
+// Counts and limits of a full run and of --quick (a ~1 minute smoke for CI).
+
+const FULL = {
+  mode: 'full',
+  reps: 3,
+  warmupJobs: 50,
+  enqueueJobs: 10_000,
+  bulkJobs: 50_000,
+  bulkChunk: 5_000,
+  processJobs: 50_000,
+  latencyJobs: 200,
+  latencyGapMs: 20,
+  latencyIdleMs: 1_000,
+  claimCalls: 300,
+  claimFinishedRows: 1_000_000,
+  rssAt: [20_000, 200_000],
+  runTimeoutMs: 300_000,
+  bootTimeoutMs: 60_000,
+  stopTimeoutMs: 30_000,
+  analyze: true,
+  peers: null, // all
+};
+
+const QUICK = {
+  ...FULL,
+  mode: 'quick',
+  reps: 1,
+  warmupJobs: 10,
+  enqueueJobs: 300,
+  bulkJobs: 5_000,
+  bulkChunk: 1_000,
+  processJobs: 3_000,
+  latencyJobs: 25,
+  latencyIdleMs: 300,
+  claimCalls: 30,
+  claimFinishedRows: 20_000,
+  rssAt: [1_000, 5_000],
+  runTimeoutMs: 60_000,
+  peers: ['ours', 'raw-sql-b500', 'graphile-batched', 'pg-boss-b5000', 'bullmq-pg', 'bullmq-redis'],
+};
+
+function parseArgs(argv) {
+  const args = { quick: false, only: null, reps: null, cpuProf: false, list: false, out: null };
+  for (const arg of argv) {
+    if (arg === '--quick') args.quick = true;
+    else if (arg === '--cpu-prof') args.cpuProf = true;
+    else if (arg === '--list') args.list = true;
+    else if (arg === '--no-analyze') args.noAnalyze = true;
+    else if (arg.startsWith('--only='))
+      args.only = arg
+        .slice(7)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    else if (arg.startsWith('--reps=')) args.reps = Number(arg.slice(7));
+    else if (arg.startsWith('--out=')) args.out = arg.slice(6);
+    else if (arg === '--help' || arg === '-h') args.help = true;
+    else throw new Error(`unknown argument ${arg} (see --help)`);
+  }
+  if (args.reps !== null && !(Number.isInteger(args.reps) && args.reps >= 1 && args.reps <= 20)) {
+    throw new Error('--reps must be an integer from 1 to 20');
+  }
+  return args;
+}
+
+module.exports = { FULL, QUICK, parseArgs };

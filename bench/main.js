@@ -1,0 +1,201 @@
+'use strict';
+// npm run bench [-- --quick] [-- --only=name,name] [-- --reps=N] [-- --cpu-prof]
+// Runs bench/run.sh's build first; see bench/README.md.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { FULL, QUICK, parseArgs } = require('./lib/config');
+const { allPeers } = require('./lib/peers');
+const { summarize } = require('./lib/stats');
+const { render, fmt } = require('./lib/report');
+const { dropLeftovers, withClient } = require('./lib/db');
+const { serverUrl, redisUrl } = require('./lib/env');
+const { packageVersion } = require('./lib/packages');
+
+const MEASUREMENTS = [
+  require('./measurements/enqueue'),
+  require('./measurements/bulk'),
+  ...require('./measurements/process'),
+  require('./measurements/latency'),
+  require('./measurements/claim'),
+  require('./measurements/rss'),
+];
+
+const HELP = `npm run bench -- [options]
+  --quick            ~1 minute smoke: small counts, 1 run, fewer peers
+  --only=a,b         peers and/or measurements to run (names below)
+  --reps=N           runs per measurement (default 3, quick 1)
+  --no-analyze       do not ANALYZE the pre-enqueued backlog before processing (cold statistics)
+  --cpu-prof         write .cpuprofile files of the worker processes to bench/profiles/
+  --out=FILE         results file (default bench/results.json)
+  --list             list peers and measurements`;
+
+// A library's connection error that nobody listens for (an 'error' event on a pool) would end
+// the whole bench: it fails the run under way instead, and the bench goes on.
+let failCurrentRun;
+for (const event of ['uncaughtException', 'unhandledRejection']) {
+  process.on(event, (error) => {
+    if (failCurrentRun) return failCurrentRun(error);
+    console.error(error);
+    process.exit(1);
+  });
+}
+
+function guarded(run) {
+  const crashed = new Promise((_, reject) => {
+    failCurrentRun = reject;
+  });
+  return Promise.race([run(), crashed]).finally(() => {
+    failCurrentRun = undefined;
+  });
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const peers = allPeers();
+  if (args.help || args.list) {
+    console.log(HELP);
+    console.log(`\nmeasurements: ${MEASUREMENTS.map((m) => m.name).join(', ')}`);
+    console.log('peers:');
+    for (const p of peers) console.log(`  ${p.name.padEnd(18)} ${p.variant.summary}`);
+    return;
+  }
+  const cfg = { ...(args.quick ? QUICK : FULL) };
+  if (args.reps) cfg.reps = args.reps;
+  if (args.noAnalyze) cfg.analyze = false;
+  if (args.cpuProf) {
+    cfg.cpuProfDir = path.join(__dirname, 'profiles');
+    fs.mkdirSync(cfg.cpuProfDir, { recursive: true });
+  }
+  const known = new Set([...peers.map((p) => p.name), ...MEASUREMENTS.map((m) => m.name)]);
+  const unknown = (args.only ?? []).filter((name) => !known.has(name));
+  if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (see --list)`);
+  const onlyPeers = args.only?.filter((n) => peers.some((p) => p.name === n));
+  const onlyMeasurements = args.only?.filter((n) => MEASUREMENTS.some((m) => m.name === n));
+  const selectedPeers = peers.filter((p) =>
+    onlyPeers?.length ? onlyPeers.includes(p.name) : !cfg.peers || cfg.peers.includes(p.name),
+  );
+  const selectedMeasurements = MEASUREMENTS.filter(
+    (m) => !onlyMeasurements?.length || onlyMeasurements.includes(m.name),
+  );
+
+  const outFile = args.out ? path.resolve(args.out) : path.join(__dirname, 'results.json');
+  const results = {
+    startedAt: new Date().toISOString(),
+    config: { ...cfg, runTimeoutMs: undefined },
+    machine: await machine(),
+    peers: selectedPeers.map((p) => ({ name: p.name, summary: p.variant.summary })),
+    measurements: [],
+  };
+  console.log(
+    `job-queue bench (${cfg.mode}, ${cfg.reps} run${cfg.reps > 1 ? 's' : ''} each) on ${results.machine.postgres}; ` +
+      `load average ${results.machine.loadAverageAtStart.join(' ')}`,
+  );
+  await dropLeftovers();
+
+  for (const m of selectedMeasurements) {
+    const units = m.cases ?? [m];
+    const metrics =
+      m.metrics ?? cfg.rssAt.reduce((list, at) => [...list, `${at / 1000}k MB`], ['boot MB']);
+    const entry = { name: m.name, title: m.title(cfg), metrics, extras: m.extras, rows: [] };
+    const runners = [];
+    for (const peer of selectedPeers) {
+      if (m.only && !m.only.includes(peer.name)) continue;
+      if (peer.variant.skip?.includes(m.name)) continue;
+      for (const unit of units) {
+        const label = unit === m ? peer.name : `${peer.name}: ${caseLabel(unit, cfg)}`;
+        const row = { peer: peer.name, label, runs: [] };
+        entry.rows.push(row);
+        runners.push({ peer, unit, row });
+      }
+    }
+    if (runners.length === 0) continue;
+    results.measurements.push(entry);
+    console.log(`\n== ${entry.title}`);
+    // Repetitions go round the peers, so a noisy minute on the machine hits all of them alike.
+    for (let rep = 1; rep <= cfg.reps; rep++) {
+      for (const { peer, unit, row } of runners) {
+        if (row.error) continue;
+        const started = Date.now();
+        try {
+          const { extra, ...values } = await guarded(() => unit.run({ peer, cfg }));
+          row.runs.push({ ...values, extra });
+          const shown = [...metrics, ...(m.extras ?? [])]
+            .map((k) => `${k} ${fmt(values[k] ?? extra?.[k])}`)
+            .join(', ');
+          console.log(
+            `  ${row.label} run ${rep}/${cfg.reps}: ${shown}  [${((Date.now() - started) / 1000).toFixed(1)} s]`,
+          );
+        } catch (error) {
+          row.error = error.message;
+          console.log(`  ${row.label} run ${rep}/${cfg.reps}: FAILED ${error.stack}`);
+        }
+      }
+    }
+    for (const row of entry.rows) {
+      row.summary = {};
+      for (const key of [...metrics, ...(m.extras ?? [])]) {
+        row.summary[key] = summarize(
+          row.runs.map((r) => r[key] ?? r.extra?.[key]).filter((v) => v !== undefined),
+        );
+      }
+    }
+    write(outFile, results);
+  }
+  results.finishedAt = new Date().toISOString();
+  results.machine.loadAverageAtEnd = os.loadavg().map((v) => Number(v.toFixed(2)));
+  write(outFile, results);
+  console.log(render(results, cfg));
+  console.log(
+    `\nload average at start ${results.machine.loadAverageAtStart.join(' ')}, at end ${results.machine.loadAverageAtEnd.join(' ')}`,
+  );
+  console.log(`results: ${path.relative(process.cwd(), outFile)}`);
+  if (results.measurements.some((m) => m.rows.some((r) => r.error))) process.exitCode = 1;
+}
+
+function caseLabel(unit, cfg) {
+  return unit.key === 'finished'
+    ? `${cfg.claimFinishedRows.toLocaleString('en')} ${unit.label}`
+    : unit.label;
+}
+
+function write(file, results) {
+  fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+async function machine() {
+  const info = await withClient(serverUrl.toString(), async (client) => {
+    const version = (await client.query('SHOW server_version')).rows[0].server_version;
+    const settings = {};
+    for (const name of ['shared_buffers', 'synchronous_commit', 'max_connections', 'fsync']) {
+      settings[name] = (await client.query(`SHOW ${name}`)).rows[0][name];
+    }
+    return { version, settings };
+  });
+  return {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    postgres: `PostgreSQL ${info.version}`,
+    postgresSettings: info.settings,
+    redis: redisUrl.host,
+    loadAverageAtStart: os.loadavg().map((v) => Number(v.toFixed(2))),
+    versions: Object.fromEntries(
+      [
+        'graphile-worker',
+        'pg-boss',
+        'bullmq',
+        'pg',
+        '@nestjs/core',
+        '@nestjs/typeorm',
+        'typeorm',
+      ].map((name) => [name, packageVersion(name)]),
+    ),
+  };
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

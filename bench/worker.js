@@ -1,0 +1,55 @@
+'use strict';
+// One worker process of a processing measurement (spawned by lib/children.js).
+// Protocol over IPC: -> ready {rss}; <- go; -> progress {handled, rss} every 100 ms and
+// rss {at, rss} when the handled count passes a threshold; <- sample -> sample {cpuMs} (CPU
+// time since go); <- stop; -> stopped {handled, queries}.
+const spec = JSON.parse(process.env.BENCH_WORKER_SPEC);
+const adapter = require(`./adapters/${spec.adapter}`);
+const variant = adapter.variants.find((v) => v.name === spec.variant);
+
+const send = (message) => process.connected && process.send(message);
+const rss = () => process.memoryUsage().rss;
+
+async function main() {
+  const queryCounts = adapter.instrument ? adapter.instrument() : () => undefined;
+  const rssAt = [...(spec.rssAt ?? [])].sort((a, b) => a - b);
+  let handled = 0;
+  const onJob = () => {
+    handled++;
+    if (rssAt.length > 0 && handled >= rssAt[0]) {
+      const { rss: now, heapUsed } = process.memoryUsage();
+      send({ type: 'rss', at: rssAt.shift(), rss: now, heapUsed });
+    }
+  };
+  const worker = await adapter.openWorker(spec.db, variant, { onJob });
+  let progress;
+  let cpuAtGo;
+  // Bounded: a worker the parent forgets stops by itself.
+  const lifetime = setTimeout(() => {
+    console.error(`worker ${process.pid}: lifetime of ${spec.maxLifetimeMs} ms exceeded`);
+    process.exit(3);
+  }, spec.maxLifetimeMs);
+  lifetime.unref();
+  process.on('message', async (message) => {
+    if (message.type === 'go') {
+      cpuAtGo = process.cpuUsage();
+      await worker.start();
+      progress = setInterval(() => send({ type: 'progress', handled, rss: rss() }), 100);
+    } else if (message.type === 'sample') {
+      const cpu = process.cpuUsage(cpuAtGo);
+      send({ type: 'sample', cpuMs: (cpu.user + cpu.system) / 1000, handled, rss: rss() });
+    } else if (message.type === 'stop') {
+      clearInterval(progress);
+      await worker.stop();
+      send({ type: 'stopped', handled, rss: rss(), queries: queryCounts() });
+      setTimeout(() => process.exit(0), 50);
+    }
+  });
+  process.on('disconnect', () => process.exit(2));
+  send({ type: 'ready', rss: rss() });
+}
+
+main().catch((error) => {
+  console.error(`worker ${process.pid} (${spec.variant}) failed:`, error);
+  process.exit(1);
+});
