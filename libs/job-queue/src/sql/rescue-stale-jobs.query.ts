@@ -33,7 +33,9 @@ export function rescueStaleJobs(
        FROM jobs j LEFT JOIN limits l ON l.job_type = j.job_type
        WHERE (SELECT held FROM lock)
          AND j.status IN ('claimed', 'running')
-         AND j.heartbeat_at < now() - $2 * interval '1 millisecond'
+         -- A held row without a heartbeat (edited by hand, or written by an older tool) ages from
+         -- its claim instead of staying held forever.
+         AND COALESCE(j.heartbeat_at, j.claimed_at, j.updated_at) < now() - $2 * interval '1 millisecond'
        FOR UPDATE OF j SKIP LOCKED
      )
      UPDATE jobs AS j SET
