@@ -1,0 +1,64 @@
+import { Job, JobStatus } from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { waitFor } from '../support/wait-for';
+import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import {
+  BadResultHandlers,
+  BIGINT_RESULT_JOB,
+  CIRCULAR_RESULT_JOB,
+} from '../fixtures/bad-result.handlers';
+
+describe('worker: a handler returning a value JSON cannot hold', () => {
+  let db: TestDatabase;
+  let worker: WorkerApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    worker = await startWorkerApp({
+      url: db.url,
+      queueOptions: { worker: { concurrency: 4, pollIntervalMs: 20 } },
+      providers: [BadResultHandlers],
+    });
+  });
+
+  afterAll(async () => {
+    try {
+      await worker?.close();
+      await assertNoWorkerLeftRunning(db.url);
+    } finally {
+      await db?.drop();
+    }
+  });
+
+  const finished = (id: string) =>
+    waitFor(async () => {
+      const job = await worker.queue.getJob(id);
+      return job.status === JobStatus.Failed || job.status === JobStatus.Completed
+        ? job
+        : undefined;
+    });
+
+  it.each([
+    [BIGINT_RESULT_JOB, 1, /BigInt/],
+    [CIRCULAR_RESULT_JOB, 2, /circular/i],
+  ])(
+    '%s: the attempt fails readably, retries as usual, and the result stays empty',
+    async (type, attempts, reason) => {
+      const witness = await worker.dataSource.query(
+        `INSERT INTO jobs (job_type, status) VALUES ('elsewhere', 'pending') RETURNING id`,
+      );
+      const job = await worker.queue.enqueue(type, {});
+      const done: Job = await finished(job.id);
+      expect(done.status).toBe(JobStatus.Failed);
+      expect(done.attempts).toBe(attempts);
+      expect(done.result).toBeNull();
+      expect(done.lastError).toMatch(/Handler result is not JSON-serialisable/);
+      expect(done.lastError).toMatch(reason);
+      // No other job was touched.
+      expect(await worker.queue.getJob(String(witness[0].id))).toMatchObject({
+        status: JobStatus.Pending,
+        attempts: 0,
+      });
+    },
+  );
+});
