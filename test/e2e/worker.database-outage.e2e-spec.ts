@@ -94,6 +94,10 @@ describe('worker: database outage', () => {
           workerId: 'outage-worker',
           worker: { concurrency: CONCURRENCY },
           databaseTimeoutMs: DATABASE_TIMEOUT_MS,
+          // Ticking every 200 ms, the heartbeat and the reaper fail ~40 times each in an 8 s
+          // outage: their warnings must be throttled like the poller's.
+          heartbeatIntervalMs: 200,
+          reaperIntervalMs: 200,
         }),
       ],
       providers: [OutageHandlers],
@@ -180,6 +184,11 @@ describe('worker: database outage', () => {
     expect(claimLines.length).toBeLessThanOrEqual(maxLogLines(outageMs));
     expect(recordLines.length).toBeLessThanOrEqual(maxLogLines(outageMs));
     expect(listenLines.length).toBeLessThanOrEqual(maxLogLines(outageMs));
+    const heartbeatLines = logs.matching(/^Heartbeat failed/);
+    const reaperLines = logs.matching(/^Stale-job check failed/);
+    expect(heartbeatLines.length).toBeGreaterThanOrEqual(1);
+    expect(heartbeatLines.length).toBeLessThanOrEqual(maxLogLines(outageMs));
+    expect(reaperLines.length).toBeLessThanOrEqual(maxLogLines(outageMs));
     // No spinning: about one claim per retry delay (its ramp-up is a few short tries).
     expect(resumed).toHaveLength(1);
     expect(failedClaims).toBeLessThanOrEqual(Math.ceil(outageMs / MAX_FAILURE_BACKOFF_MS) + 6);
