@@ -1,8 +1,7 @@
-import { Test, TestingModule } from '@nestjs/testing';
-import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EnqueueManyItem, JobQueueModule, QueueService } from '@app/job-queue';
+import { EnqueueManyItem, QueueService } from '@app/job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 import { ChildWorkers, CREATE_JOB_RUNS_TABLE, WorkerProcess } from '../support/child-workers';
 
@@ -19,22 +18,15 @@ const DRAIN_DEADLINE_MS = 40_000;
 describe('worker across processes', () => {
   const children = new ChildWorkers();
   let db: TestDatabase;
-  let producer: TestingModule;
+  let producer: QueueTestingModule;
   let queue: QueueService;
   let dataSource: DataSource;
   let workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    producer = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRoot({ type: 'postgres', url: db.url, retryAttempts: 0 }),
-        JobQueueModule.forRoot({ worker: false }),
-      ],
-    }).compile();
-    await producer.init();
-    queue = producer.get(QueueService);
-    dataSource = producer.get<DataSource>(getDataSourceToken());
+    producer = await createQueueTestingModule({ url: db.url });
+    ({ queue, dataSource } = producer);
     await dataSource.query(CREATE_JOB_RUNS_TABLE);
     // Every worker claims and listens before the first job exists.
     workers = await children.spawnReady(
