@@ -28,23 +28,21 @@ export async function queryRows<T = JobRow>(
   return result as T[];
 }
 
-let columnToProperty: Map<string, string> | undefined;
+let columnsAndProperties: [column: string, property: string][] | undefined;
 
 /**
  * Turns a raw `jobs` row into a `Job`, renaming columns to properties from the entity's own
  * metadata so the mapping can never drift from `job.entity.ts`. The pg driver already parses
- * timestamptz, jsonb and integers; bigint `id` stays a string.
+ * timestamptz, jsonb and integers; bigint `id` stays a string. A column the row lacks is left
+ * unset.
  */
 export function toJob(row: JobRow): Job {
-  columnToProperty ??= new Map(
-    getMetadataArgsStorage()
-      .filterColumns(Job)
-      .map((column) => [column.options.name ?? column.propertyName, column.propertyName]),
-  );
-  const job = new Job();
-  for (const [column, value] of Object.entries(row)) {
-    const property = columnToProperty.get(column);
-    if (property) (job as unknown as Record<string, unknown>)[property] = value;
+  columnsAndProperties ??= getMetadataArgsStorage()
+    .filterColumns(Job)
+    .map((column) => [column.options.name ?? column.propertyName, column.propertyName]);
+  const job = new Job() as unknown as Record<string, unknown>;
+  for (const [column, property] of columnsAndProperties) {
+    if (column in row) job[property] = row[column];
   }
-  return job;
+  return job as unknown as Job;
 }

@@ -14,12 +14,17 @@ import {
 } from '../errors';
 import { JobOutcome } from '../sql/finish-jobs.query';
 import { JobCompleter } from './job-completer';
-import { JobProgressReporter } from './job-progress.reporter';
+import { HandlerContext } from './handler-context';
+import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
 import { retryDelayMs } from './retry-policy';
 import { errorText } from './error-text';
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
 
 /**
  * Runs one claimed job: calls its handler with `(job, ctx)`, enforces the timeout, and turns
@@ -42,57 +47,46 @@ export class JobExecutor {
 
   /** Starts the job and returns at once; the job occupies a slot until it settles. */
   start(job: Job): void {
-    const controller = new AbortController();
-    let finished!: () => void;
-    const done = new Promise<void>((resolve) => (finished = resolve));
-    this.running.add({ job, controller, done });
-    void this.execute(job, controller).finally(() => {
-      this.running.delete(job.id);
-      finished();
-      this.onSlotFreed();
-    });
+    const entry = new RunningJob(job);
+    this.running.add(entry);
+    void this.run(entry);
   }
 
-  private async execute(job: Job, controller: AbortController): Promise<void> {
+  private async run(entry: RunningJob): Promise<void> {
+    try {
+      const outcome = await this.execute(entry);
+      if (outcome) this.completer.push(outcome);
+    } finally {
+      this.running.delete(entry.job.id);
+      this.onSlotFreed();
+    }
+  }
+
+  /** The outcome to write, or `undefined` when there is none (shutdown, cancellation). */
+  private async execute(entry: RunningJob): Promise<JobOutcome | undefined> {
+    const { job } = entry;
     const handler = this.registry.get(job.jobType);
     if (!handler) {
       // Only possible with `worker.jobTypes` naming a type without a handler (checked at boot).
-      this.completer.push(
-        this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true),
-      );
-      return;
+      return this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true);
     }
-    const logger = new Logger(`JobQueue:${job.jobType}#${job.id}`);
-    const reporter = new JobProgressReporter(
-      this.dataSource,
-      job.id,
-      this.options.progressThrottleMs,
-      logger,
-    );
-    const ctx: JobContext = {
-      job,
-      signal: controller.signal,
-      logger,
-      progress: (percent, stage) => reporter.report(percent, stage),
-    };
+    const ctx = new HandlerContext(entry, this.dataSource, this.options.progressThrottleMs);
+    const { timeoutMs } = handler.options;
     const timer =
-      handler.options.timeoutMs === undefined
+      timeoutMs === undefined
         ? undefined
-        : setTimeout(
-            () => controller.abort(new JobTimeoutError(handler.options.timeoutMs!)),
-            handler.options.timeoutMs,
-          );
+        : setTimeout(() => entry.abort(new JobTimeoutError(timeoutMs)), timeoutMs);
     let settled: Settled;
     try {
-      settled = await this.runHandler(handler, job, ctx, controller.signal);
+      settled = await this.runHandler(handler, entry, ctx);
     } finally {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
     }
     // Read the abort state as the handler settled: a shutdown that starts while the last
     // progress write is in flight must not throw a finished job's result away.
-    const aborted = controller.signal.aborted;
-    const reason: unknown = aborted ? controller.signal.reason : undefined;
-    const unwritten = await reporter.takeUnwritten();
+    const { aborted, abortReason: reason } = entry;
+    const closing = ctx.close();
+    const unwritten = closing && (await closing);
     if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) return;
 
     let outcome: JobOutcome;
@@ -107,36 +101,39 @@ export class JobExecutor {
       outcome.progress = unwritten.progress;
       outcome.stage = unwritten.stage ?? null;
     }
-    this.completer.push(outcome);
+    return outcome;
   }
 
   /**
-   * The handler's result, or what it threw or rejected with, or the abort reason when the signal
-   * fires first: a handler that ignores its signal cannot hold the slot forever.
+   * The handler's result, or what it threw or rejected with, or the abort reason when the job is
+   * aborted first: a handler that ignores its signal cannot hold the slot forever. A handler
+   * that returns without a promise settles at once.
    */
   private runHandler(
     handler: RegisteredJobHandler,
-    job: Job,
+    entry: RunningJob,
     ctx: JobContext,
-    signal: AbortSignal,
-  ): Promise<Settled> {
+  ): Settled | Promise<Settled> {
+    let returned: unknown;
+    try {
+      returned = handler.run(entry.job, ctx);
+    } catch (error) {
+      return { ok: false, error };
+    }
+    if (!isPromiseLike(returned)) return { ok: true, value: returned };
     return new Promise<Settled>((resolve) => {
-      const onAbort = () => resolve({ ok: false, error: signal.reason });
-      signal.addEventListener('abort', onAbort, { once: true });
-      Promise.resolve()
-        .then(() => handler.run(job, ctx))
-        .then(
-          (value) => resolve({ ok: true, value }),
-          (error: unknown) => resolve({ ok: false, error }),
-        )
-        .finally(() => signal.removeEventListener('abort', onAbort));
+      entry.onAbort((reason) => resolve({ ok: false, error: reason }));
+      returned.then(
+        (value) => resolve({ ok: true, value }),
+        (error: unknown) => resolve({ ok: false, error }),
+      );
     });
   }
 
   private success(job: Job, value: unknown): JobOutcome {
     let resultJson: string;
     try {
-      resultJson = JSON.stringify(value === undefined ? null : value) ?? 'null';
+      resultJson = value == null ? 'null' : (JSON.stringify(value) ?? 'null');
     } catch (error) {
       return this.failure(
         job,

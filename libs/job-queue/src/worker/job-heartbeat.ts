@@ -51,8 +51,8 @@ export class JobHeartbeat {
     let aborted = 0;
     for (const id of runningIds) {
       const entry = this.running.get(id);
-      if (!held.has(id) && entry && !entry.controller.signal.aborted) {
-        entry.controller.abort(new JobCancelledError(id));
+      if (!held.has(id) && entry && !entry.aborted) {
+        entry.abort(new JobCancelledError(id));
         aborted++;
       }
     }

@@ -3,6 +3,12 @@ import { DataSource } from 'typeorm';
 import { checkProgress, checkStage } from '../job-input.validation';
 import { updateProgressRow } from '../sql/update-progress.query';
 
+/** A progress value no write has carried yet. */
+export interface UnwrittenProgress {
+  progress: number;
+  stage: string | undefined;
+}
+
 /**
  * `ctx.progress` for one running job: at most one write per `throttleMs`; calls in between only
  * keep the newest value, written when the period ends. Whatever is still unwritten when the
@@ -10,7 +16,7 @@ import { updateProgressRow } from '../sql/update-progress.query';
  */
 export class JobProgressReporter {
   private lastWriteAt = 0;
-  private unwritten: { progress: number; stage: string | undefined } | undefined;
+  private unwritten: UnwrittenProgress | undefined;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private closed = false;
@@ -36,7 +42,7 @@ export class JobProgressReporter {
   }
 
   /** Stops further writes and returns the value no write has carried yet. */
-  async takeUnwritten(): Promise<{ progress: number; stage: string | undefined } | undefined> {
+  async takeUnwritten(): Promise<UnwrittenProgress | undefined> {
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;

@@ -70,8 +70,9 @@ export class JobWorkerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();
       this.logger.warn(`Aborting ${left.length} job(s) still running after shutdownTimeoutMs`);
-      for (const entry of left) entry.controller.abort(new WorkerShutdownError());
-      await Promise.all(left.map((entry) => entry.done));
+      for (const entry of left) entry.abort(new WorkerShutdownError());
+      // Nothing new starts (the poller has stopped): idle means every aborted job is done.
+      await this.running.waitUntilIdle();
     }
     // Outcomes get a little time of their own even when the handlers used it all up.
     await this.completer.drain(Math.max(deadline, Date.now() + 1_000));

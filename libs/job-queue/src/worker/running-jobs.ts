@@ -1,13 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Job } from '../entities/job.entity';
-
-/** One job this process holds: claimed and not yet finished. */
-export interface RunningJob {
-  job: Job;
-  controller: AbortController;
-  /** Settles when the executor is done with the job (outcome queued or given up). */
-  done: Promise<void>;
-}
+import { RunningJob } from './running-job';
 
 /**
  * The jobs this worker holds right now, by id, with counts per type: what the poller reads to
@@ -52,15 +44,15 @@ export class RunningJobs {
     if (this.byId.size === 0) for (const resolve of this.idleWaiters) resolve();
   }
 
-  /** Resolves once no job is held, or after `timeoutMs`; true when idle. */
-  async waitUntilIdle(timeoutMs: number): Promise<boolean> {
+  /** Resolves once no job is held, or after `timeoutMs` (default: no limit); true when idle. */
+  async waitUntilIdle(timeoutMs = Infinity): Promise<boolean> {
     if (this.byId.size === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     let waiter: (() => void) | undefined;
     const idle = new Promise<boolean>((resolve) => {
       waiter = () => resolve(true);
       this.idleWaiters.add(waiter);
-      timer = setTimeout(() => resolve(false), timeoutMs);
+      if (timeoutMs !== Infinity) timer = setTimeout(() => resolve(false), timeoutMs);
     });
     try {
       return await idle;

@@ -1,0 +1,50 @@
+import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Job } from '../entities/job.entity';
+import { JobContext } from '../interfaces/job-context.interface';
+import { JobProgressReporter, UnwrittenProgress } from './job-progress.reporter';
+import { RunningJob } from './running-job';
+
+/**
+ * The `ctx` a handler receives. Its logger, progress reporter and abort signal are made on first
+ * use: a worker starts thousands of jobs a second, and most handlers use none of them.
+ */
+export class HandlerContext implements JobContext {
+  private loggerInstance: Logger | undefined;
+  private reporter: JobProgressReporter | undefined;
+
+  constructor(
+    private readonly entry: RunningJob,
+    private readonly dataSource: DataSource,
+    private readonly progressThrottleMs: number,
+  ) {}
+
+  get job(): Job {
+    return this.entry.job;
+  }
+
+  get signal(): AbortSignal {
+    return this.entry.signal;
+  }
+
+  get logger(): Logger {
+    this.loggerInstance ??= new Logger(`JobQueue:${this.job.jobType}#${this.job.id}`);
+    return this.loggerInstance;
+  }
+
+  /** An arrow, so that `const { progress } = ctx` keeps working. */
+  progress = (percent: number, stage?: string): Promise<void> => {
+    this.reporter ??= new JobProgressReporter(
+      this.dataSource,
+      this.job.id,
+      this.progressThrottleMs,
+      this.logger,
+    );
+    return this.reporter.report(percent, stage);
+  };
+
+  /** Stops progress writes; returns what no write has carried yet (none if never reported). */
+  close(): Promise<UnwrittenProgress | undefined> | undefined {
+    return this.reporter?.takeUnwritten();
+  }
+}

@@ -1,0 +1,48 @@
+import { Job } from '../entities/job.entity';
+
+/**
+ * One job this process holds (claimed, not finished yet) and whether it has been aborted
+ * (timeout, cancellation, shutdown) and why.
+ *
+ * The AbortController behind `signal` is only made when something reads the signal: most
+ * handlers never do, and one controller per job was about 6% of a worker's CPU on short jobs
+ * (`npm run bench -- --cpu-prof`). An abort before that is replayed onto the new controller.
+ */
+export class RunningJob {
+  private controller: AbortController | undefined;
+  private abortedWith: { reason: unknown } | undefined;
+  private abortListener: ((reason: unknown) => void) | undefined;
+
+  constructor(readonly job: Job) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
+    }
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.abortedWith !== undefined;
+  }
+
+  /** What `abort` was called with first; `undefined` while not aborted. */
+  get abortReason(): unknown {
+    return this.abortedWith?.reason;
+  }
+
+  /** Like `AbortController.abort`: the first reason wins, later calls change nothing. */
+  abort(reason: unknown): void {
+    if (this.abortedWith) return;
+    this.abortedWith = { reason };
+    this.controller?.abort(reason);
+    this.abortListener?.(reason);
+  }
+
+  /** The executor's hook: called once on abort, or at once if the job is already aborted. */
+  onAbort(listener: (reason: unknown) => void): void {
+    if (this.abortedWith) listener(this.abortedWith.reason);
+    else this.abortListener = listener;
+  }
+}
