@@ -12,6 +12,8 @@ const SCANNED_DIRS = ['libs/job-queue/src', 'migrations'];
 const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   'libs/job-queue/src/worker/job-listener.ts JOBS_INSERTED_CHANNEL':
     'LISTEN/UNLISTEN take an identifier, not a parameter; the channel is a fixed constant',
+  'libs/job-queue/src/sql/claim-job-batch.query.ts claimSelectList()':
+    'a select list cannot be a parameter; it is the column names of job.entity.ts, never input',
   'migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':
     'DDL cannot take parameters; the claim query body is a constant shared with the plan test',
 };

@@ -1,5 +1,5 @@
-import { getMetadataArgsStorage } from 'typeorm';
 import { Job } from '../entities/job.entity';
+import { jobColumns } from './job-columns';
 
 /**
  * Anything that runs SQL for us: the app's `DataSource`, an `EntityManager` (possibly inside the
@@ -28,20 +28,14 @@ export async function queryRows<T = JobRow>(
   return result as T[];
 }
 
-let columnsAndProperties: [column: string, property: string][] | undefined;
-
 /**
- * Turns a raw `jobs` row into a `Job`, renaming columns to properties from the entity's own
- * metadata so the mapping can never drift from `job.entity.ts`. The pg driver already parses
- * timestamptz, jsonb and integers; bigint `id` stays a string. A column the row lacks is left
- * unset.
+ * Turns a raw `jobs` row into a `Job`, renaming columns to properties (see `jobColumns`). The pg
+ * driver already parses timestamptz, jsonb and integers; bigint `id` stays a string. A column
+ * the row lacks is left unset.
  */
 export function toJob(row: JobRow): Job {
-  columnsAndProperties ??= getMetadataArgsStorage()
-    .filterColumns(Job)
-    .map((column) => [column.options.name ?? column.propertyName, column.propertyName]);
   const job = new Job() as unknown as Record<string, unknown>;
-  for (const [column, property] of columnsAndProperties) {
+  for (const { column, property } of jobColumns()) {
     if (column in row) job[property] = row[column];
   }
   return job as unknown as Job;

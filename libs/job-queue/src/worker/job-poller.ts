@@ -6,7 +6,6 @@ import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.opt
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
 import { claimAndStartJobs } from '../sql/claim-job-batch.query';
-import { toJob } from '../sql/queryable';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { FailureBackoff } from './failure-backoff';
@@ -145,12 +144,12 @@ export class JobPoller {
         saturated = true;
         break;
       }
-      const rows = await withQueryRunner(this.dataSource, (queryRunner) =>
+      const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
         claimAndStartJobs(queryRunner, this.options.workerId, request.jobTypes, limit),
       );
-      for (const row of rows) this.executor.start(toJob(row));
-      claimed += rows.length;
-      if (rows.length === limit) saturated = true;
+      for (const job of jobs) this.executor.start(job);
+      claimed += jobs.length;
+      if (jobs.length === limit) saturated = true;
     }
     this.saturated = saturated;
     return claimed;
