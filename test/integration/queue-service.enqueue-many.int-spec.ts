@@ -91,6 +91,17 @@ describe('QueueService.enqueueMany', () => {
     expect(jobs[2].runAt.getTime() - jobs[2].createdAt.getTime()).toBe(60_000);
   });
 
+  it('returns each job exactly as stored, field for field (getJob reads the same)', async () => {
+    const runAt = new Date('2031-05-06T07:08:09.123Z');
+    const jobs = await queue.enqueueMany<unknown>([
+      { type: 'bulk_exact', data: null },
+      { type: 'bulk_exact', data: { b: 1, a: [true, 'x"y\\z'], nested: { 'ключ': '✓' } } },
+      { type: 'bulk_exact', data: 'text', priority: -3, maxAttempts: 4, runAt },
+      { type: 'bulk_exact', data: 42, delayMs: 1_500, uniqueKey: 'bulk-exact-key' },
+    ]);
+    for (const job of jobs) expect(job).toEqual(await queue.getJob(job.id));
+  });
+
   it('duplicates of one uniqueKey inside a batch return the same job at every position', async () => {
     const { result: jobs } = await counted(() =>
       queue.enqueueMany([

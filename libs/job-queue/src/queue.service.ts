@@ -202,7 +202,9 @@ export class QueueService {
         db,
         pending.map((index) => rows[index]),
       );
-      for (const [position, row] of inserted) jobs[pending[position]] = toJob(row);
+      inserted.forEach((job, position) => {
+        if (job) jobs[pending[position]] = job;
+      });
       pending = pending.filter((index) => jobs[index] === undefined);
       if (pending.length === 0) break;
       const keys = [...new Set(pending.map((index) => rows[index].uniqueKey as string))];

@@ -1,4 +1,7 @@
-import { Queryable, queryRows, JobRow } from './queryable';
+import { Job } from '../entities/job.entity';
+import { JobStatus } from '../entities/job-status.enum';
+import { Queryable, queryRows } from './queryable';
+import { parseTimestamptzText } from './timestamp-text';
 
 /** One job to insert, already validated; `data` is its JSON text. */
 export interface JobInsertRow {
@@ -11,45 +14,115 @@ export interface JobInsertRow {
   uniqueKey: string | null;
 }
 
+interface InsertResult {
+  /** The ids inserted, ascending (the order of their input rows, see below), as `{1,2,3}`. */
+  ids: string;
+  /** Their unique keys, in the same order (`null` where a row had none); `null` if none had one. */
+  keys: Array<string | null> | null;
+  /** The statement's now(): created_at and updated_at of every row, and run_at of the undelayed. */
+  now: string;
+}
+
 /**
- * Inserts every row in one statement (arrays through `unnest`, whatever the count) and returns
- * `[inputIndex, row]` for the rows inserted. A row whose `uniqueKey` is held by an unfinished job
- * is skipped, not an error (ON CONFLICT DO NOTHING): the caller looks the holder up.
+ * Inserts every row in one statement, whatever the count, and returns for each input position
+ * its new `Job`, or `undefined` when its `uniqueKey` is held by an unfinished job (ON CONFLICT DO
+ * NOTHING; the caller looks the holder up).
  *
- * Ids are drawn in the input's order before the insert so each returned row can be matched back
- * to its input position (`ord`), which INSERT … RETURNING alone cannot say.
+ * The input goes as one JSON document (`jsonb_to_recordset`) and only ids come back, not rows:
+ * returning and parsing every column of 5,000 rows took half of `enqueueMany`'s time. Each
+ * `Job` is built here from its input and the columns' defaults, with the statement's now().
+ * Rows are inserted in input order, so the ids the sequence hands out ascend with it: the i-th
+ * smallest id returned belongs to the i-th input row that was inserted.
  */
 export async function insertJobs(
   db: Queryable,
   rows: readonly JobInsertRow[],
-): Promise<Array<[number, JobRow]>> {
-  const result = await queryRows<JobRow & { ord: string }>(
+): Promise<Array<Job | undefined>> {
+  const [result] = await queryRows<InsertResult>(
     db,
-    `WITH input AS (
-       SELECT nextval('jobs_id_seq') AS id, t.*
-       FROM unnest($1::varchar[], $2::jsonb[], $3::integer[], $4::timestamptz[], $5::bigint[],
-                   $6::integer[], $7::varchar[]) WITH ORDINALITY
-         AS t(job_type, data, priority, run_at, delay_ms, max_attempts, unique_key, ord)
-     ), inserted AS (
-       INSERT INTO jobs (id, job_type, data, priority, run_at, max_attempts, unique_key)
-       SELECT id, job_type, data, priority,
-              COALESCE(run_at, now() + delay_ms * interval '1 millisecond'), max_attempts, unique_key
-       FROM input ORDER BY ord
+    `WITH inserted AS (
+       INSERT INTO jobs (job_type, data, priority, run_at, max_attempts, unique_key)
+       SELECT t.type, COALESCE(t.data, 'null'::jsonb), t.priority,
+              COALESCE(t.run_at, now() + t.delay_ms * interval '1 millisecond'),
+              t.max_attempts, t.unique_key
+       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+              type varchar, data jsonb, priority integer, run_at timestamptz, delay_ms bigint,
+              max_attempts integer, unique_key varchar)) WITH ORDINALITY AS t
+       ORDER BY t.ordinality
        ON CONFLICT (unique_key)
          WHERE unique_key IS NOT NULL AND status IN ('pending', 'claimed', 'running')
          DO NOTHING
-       RETURNING *
+       RETURNING id, unique_key
      )
-     SELECT input.ord, inserted.* FROM inserted JOIN input USING (id)`,
-    [
-      rows.map((r) => r.jobType),
-      rows.map((r) => r.dataJson),
-      rows.map((r) => r.priority),
-      rows.map((r) => r.runAt),
-      rows.map((r) => r.delayMs),
-      rows.map((r) => r.maxAttempts),
-      rows.map((r) => r.uniqueKey),
-    ],
+     SELECT COALESCE(array_agg(id ORDER BY id), '{}')::text AS ids,
+            CASE WHEN bool_or(unique_key IS NOT NULL)
+                 THEN array_agg(unique_key ORDER BY id) END AS keys,
+            now()::text AS now
+     FROM inserted`,
+    [inputDocument(rows)],
   );
-  return result.map(({ ord, ...row }) => [Number(ord) - 1, row]);
+  return matchInserted(rows, result);
+}
+
+/**
+ * `[{"type":…,"data":…,…}, …]`, reusing each row's already serialised `data` (jsonb_to_recordset
+ * reads a JSON null as SQL NULL, hence the COALESCE above). The numbers are validated integers.
+ */
+function inputDocument(rows: readonly JobInsertRow[]): string {
+  const items = rows.map(
+    (row) =>
+      `{"type":${JSON.stringify(row.jobType)},"data":${row.dataJson},` +
+      `"priority":${row.priority},"run_at":${JSON.stringify(row.runAt)},` +
+      `"delay_ms":${row.delayMs},"max_attempts":${row.maxAttempts},` +
+      `"unique_key":${JSON.stringify(row.uniqueKey)}}`,
+  );
+  return `[${items.join(',')}]`;
+}
+
+/**
+ * Walks the input in order against the ascending ids: an input row without a key was always
+ * inserted; one with a key was inserted when the next id carries that key, else skipped.
+ */
+function matchInserted(
+  rows: readonly JobInsertRow[],
+  result: InsertResult,
+): Array<Job | undefined> {
+  const { keys } = result;
+  // Read as text and split: pg's array parser was a tenth of enqueueMany's own time.
+  const ids = result.ids === '{}' ? [] : result.ids.slice(1, -1).split(',');
+  const nowMs = parseTimestamptzText(result.now);
+  let next = 0;
+  return rows.map((row) => {
+    if (next >= ids.length || (row.uniqueKey !== null && keys?.[next] !== row.uniqueKey)) {
+      return undefined;
+    }
+    return newJob(row, ids[next++], nowMs);
+  });
+}
+
+/** The row as the INSERT wrote it: the given columns, and the table's defaults for the rest. */
+function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
+  return Object.assign(new Job(), {
+    id,
+    jobType: row.jobType,
+    priority: row.priority,
+    status: JobStatus.Pending,
+    data: JSON.parse(row.dataJson) as unknown,
+    progress: 0,
+    currentStage: null,
+    eventsCount: 0,
+    workerId: null,
+    claimedAt: null,
+    createdAt: new Date(nowMs),
+    startedAt: null,
+    completedAt: null,
+    attempts: 0,
+    maxAttempts: row.maxAttempts,
+    lastError: null,
+    runAt: new Date(row.runAt?.getTime() ?? nowMs + row.delayMs),
+    heartbeatAt: null,
+    uniqueKey: row.uniqueKey,
+    result: null,
+    updatedAt: new Date(nowMs),
+  } satisfies Job);
 }

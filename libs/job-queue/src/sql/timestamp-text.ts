@@ -29,7 +29,7 @@ export class TimestampTextParser {
  * ("2026-11-29 18:02:23.081234+00") is read by `Date.parse`; anything else (other offsets with
  * seconds, BC, infinity, five-digit years) goes to pg's own timestamptz parser.
  */
-function parseTimestamptzText(text: string): number {
+export function parseTimestamptzText(text: string): number {
   const iso = text.replace(' ', 'T') + (HOURS_ONLY_OFFSET.test(text) ? ':00' : '');
   const ms = Date.parse(iso);
   if (!Number.isNaN(ms)) return ms;
