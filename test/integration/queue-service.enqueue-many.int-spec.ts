@@ -95,7 +95,7 @@ describe('QueueService.enqueueMany', () => {
     const runAt = new Date('2031-05-06T07:08:09.123Z');
     const jobs = await queue.enqueueMany<unknown>([
       { type: 'bulk_exact', data: null },
-      { type: 'bulk_exact', data: { b: 1, a: [true, 'x"y\\z'], nested: { 'ключ': '✓' } } },
+      { type: 'bulk_exact', data: { b: 1, a: [true, 'x"y\\z'], nested: { ключ: '✓' } } },
       { type: 'bulk_exact', data: 'text', priority: -3, maxAttempts: 4, runAt },
       { type: 'bulk_exact', data: 42, delayMs: 1_500, uniqueKey: 'bulk-exact-key' },
     ]);
