@@ -14,6 +14,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'LISTEN/UNLISTEN take an identifier, not a parameter; the channel is a fixed constant',
   'libs/job-queue/src/sql/claim-job-batch.query.ts claimSelectList()':
     'a select list cannot be a parameter; it is the column names of job.entity.ts, never input',
+  'libs/job-queue/src/sql/finish-jobs.query.ts STILL_OURS':
+    'a constant WHERE clause shared by the two shapes of the outcome write; values are parameters',
   'migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':
     'DDL cannot take parameters; the claim query body is a constant shared with the plan test',
 };
