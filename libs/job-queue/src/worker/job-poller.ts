@@ -79,6 +79,15 @@ export class JobPoller {
     await this.polling;
   }
 
+  /**
+   * New jobs were inserted (LISTEN): poll at once, without waiting for the next turn of the event
+   * loop; idle-worker latency is what this path is for. A burst of notifications still makes
+   * one poll, plus one after it (see `pollSoon`).
+   */
+  jobsInserted(): void {
+    this.pollSoon();
+  }
+
   /** Asks for a poll soon; many wakes in one tick of the event loop make one poll. */
   wake(): void {
     if (this.stopped || this.wakeScheduled) return;

@@ -55,7 +55,7 @@ export class JobWorkerOrchestrator implements OnApplicationBootstrap, BeforeAppl
       );
       return;
     }
-    if (worker.listen) await this.listener.start(() => this.poller.wake());
+    if (worker.listen) await this.listener.start(() => this.poller.jobsInserted());
     this.poller.start(jobTypes);
     this.logger.log(
       `Worker ${this.options.workerId} started: ${jobTypes.join(', ')} (concurrency ${worker.concurrency})`,
