@@ -133,6 +133,7 @@ function classify(text) {
   if (/claim_job_batch/i.test(sql)) return 'claim_job_batch';
   if (/SET status = 'running'/i.test(sql)) return 'mark running';
   if (/^UPDATE jobs AS j SET status = o\.status/i.test(sql)) return 'finish (batched)';
+  if (/^UPDATE jobs AS j SET status = 'completed'/i.test(sql)) return 'complete (batched)';
   if (/SET heartbeat_at = now\(\)/i.test(sql)) return 'heartbeat';
   if (/pg_try_advisory_xact_lock|pg_try_advisory_lock/i.test(sql)) return 'reaper';
   if (/^(UN)?LISTEN/i.test(sql)) return 'listen';
