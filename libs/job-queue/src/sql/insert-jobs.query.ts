@@ -102,27 +102,27 @@ function matchInserted(
 
 /** The row as the INSERT wrote it: the given columns, and the table's defaults for the rest. */
 function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
-  return Object.assign(new Job(), {
-    id,
-    jobType: row.jobType,
-    priority: row.priority,
-    status: JobStatus.Pending,
-    data: JSON.parse(row.dataJson) as unknown,
-    progress: 0,
-    currentStage: null,
-    eventsCount: 0,
-    workerId: null,
-    claimedAt: null,
-    createdAt: new Date(nowMs),
-    startedAt: null,
-    completedAt: null,
-    attempts: 0,
-    maxAttempts: row.maxAttempts,
-    lastError: null,
-    runAt: new Date(row.runAt?.getTime() ?? nowMs + row.delayMs),
-    heartbeatAt: null,
-    uniqueKey: row.uniqueKey,
-    result: null,
-    updatedAt: new Date(nowMs),
-  } satisfies Job);
+  const job = new Job();
+  job.id = id;
+  job.jobType = row.jobType;
+  job.priority = row.priority;
+  job.status = JobStatus.Pending;
+  job.data = JSON.parse(row.dataJson) as unknown;
+  job.progress = 0;
+  job.currentStage = null;
+  job.eventsCount = 0;
+  job.workerId = null;
+  job.claimedAt = null;
+  job.createdAt = new Date(nowMs);
+  job.startedAt = null;
+  job.completedAt = null;
+  job.attempts = 0;
+  job.maxAttempts = row.maxAttempts;
+  job.lastError = null;
+  job.runAt = new Date(row.runAt?.getTime() ?? nowMs + row.delayMs);
+  job.heartbeatAt = null;
+  job.uniqueKey = row.uniqueKey;
+  job.result = null;
+  job.updatedAt = new Date(nowMs);
+  return job;
 }
