@@ -1,5 +1,5 @@
 'use strict';
-// Processing N pre-enqueued no-op jobs with 1 and with 4 worker processes.
+// Processing N pre-enqueued no-op jobs with 1, 2 and 4 worker processes.
 const { runProcessing } = require('../lib/processing');
 
 const processing = (workers) => ({
@@ -20,4 +20,4 @@ const processing = (workers) => ({
   },
 });
 
-module.exports = [processing(1), processing(4)];
+module.exports = [processing(1), processing(2), processing(4)];
