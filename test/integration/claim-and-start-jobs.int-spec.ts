@@ -67,4 +67,19 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
     a.claimedAt!.setFullYear(2000);
     expect(b.claimedAt!.getFullYear()).not.toBe(2000);
   });
+
+  it('commits its claim asynchronously without changing the pooled connection for others', async () => {
+    await queue.enqueue('email', {});
+    const queryRunner = dataSource.createQueryRunner();
+    try {
+      const before = await queryRunner.query(`SHOW synchronous_commit`);
+      const [job] = await claimAndStartJobs(queryRunner, 'worker-a', ['email'], 10);
+      expect(job.status).toBe('running');
+      // The next statement on the same connection (an app's, once it is back in the pool).
+      expect(await queryRunner.query(`SHOW synchronous_commit`)).toEqual(before);
+      expect(before).toEqual([{ synchronous_commit: 'on' }]);
+    } finally {
+      await queryRunner.release();
+    }
+  });
 });

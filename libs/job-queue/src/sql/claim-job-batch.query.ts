@@ -17,6 +17,11 @@ function claimSelectList(): string {
  * Claims up to `batchSize` claimable jobs of `jobTypes` for `workerId` through the
  * `claim_job_batch` SQL function and marks them running in the same statement (the worker
  * starts each job it claims at once); jobs come back best first.
+ *
+ * The claim commits without waiting for its WAL flush (`synchronous_commit` off for this
+ * transaction only): a claim lost to a database crash leaves its job pending, to be claimed and
+ * run again, which at-least-once delivery allows; enqueues and outcomes stay durable. It takes
+ * about 0.2 ms (a third) off an idle worker's claim of one job on this machine's disk.
  */
 export async function claimAndStartJobs(
   db: Queryable,
@@ -27,7 +32,8 @@ export async function claimAndStartJobs(
   const rows = await queryRows(
     db,
     `SELECT ${claimSelectList()}
-     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true)`,
+     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true)
+       CROSS JOIN set_config('synchronous_commit', 'off', true)`,
     [workerId, jobTypes, batchSize],
   );
   const timestamps = new TimestampTextParser();
