@@ -5,10 +5,15 @@ import { TimestampTextParser } from './timestamp-text';
 
 let selectList: string | undefined;
 
-/** Every column, timestamps as text: they are parsed by `TimestampTextParser`, not per value. */
+/**
+ * Every column under its property name, so a row needs no copying into a `Job`; timestamps as
+ * text, parsed by `TimestampTextParser` (each distinct value once).
+ */
 function claimSelectList(): string {
   selectList ??= jobColumns()
-    .map(({ column, timestamptz }) => (timestamptz ? `${column}::text AS ${column}` : column))
+    .map(({ column, property, timestamptz }) =>
+      timestamptz ? `${column}::text AS "${property}"` : `${column} AS "${property}"`,
+    )
     .join(', ');
   return selectList;
 }
@@ -40,11 +45,15 @@ export async function claimAndStartJobs(
   return rows.map((row) => toClaimedJob(row, timestamps));
 }
 
+/**
+ * The row itself becomes the `Job`: its timestamps parsed in place, its prototype `Job`'s.
+ * Copying each row into a new `Job` doubled what a claim allocates; the worker's RSS then grew
+ * 20-25% from 20,000 to 200,000 jobs (heap flat after a full GC), and about 5% without the copy
+ * (`npm run bench -- --only=ours,rss`).
+ */
 function toClaimedJob(row: JobRow, timestamps: TimestampTextParser): Job {
-  const job = new Job() as unknown as Record<string, unknown>;
-  for (const { column, property, timestamptz } of jobColumns()) {
-    const value = row[column];
-    job[property] = timestamptz ? timestamps.toDate(value as string | null) : value;
+  for (const { property, timestamptz } of jobColumns()) {
+    if (timestamptz) row[property] = timestamps.toDate(row[property] as string | null);
   }
-  return job as unknown as Job;
+  return Object.setPrototypeOf(row, Job.prototype) as Job;
 }
