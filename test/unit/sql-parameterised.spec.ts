@@ -16,6 +16,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'a select list cannot be a parameter; it is the column names of job.entity.ts, never input',
   'libs/job-queue/src/sql/finish-jobs.query.ts STILL_OURS':
     'a constant WHERE clause shared by the two shapes of the outcome write; values are parameters',
+  'libs/job-queue/src/sql/insert-jobs.query.ts onConflict':
+    'the conflict clause or nothing, both constants of the same file; values are parameters',
   'migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':
     'DDL cannot take parameters; the claim query body is a constant shared with the plan test',
 };
