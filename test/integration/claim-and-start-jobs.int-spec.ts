@@ -1,32 +1,16 @@
-import { DataSource } from 'typeorm';
-import { Job, QueueService } from '@app/job-queue';
+import { Job } from '@app/job-queue';
 import { claimAndStartJobs } from '@app/job-queue/sql/claim-job-batch.query';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { useQueueTestingModule } from '../support/test-app';
 
 // The worker's claim reads timestamps as text and parses them itself (for speed); these pin that
 // a handler's `job` is exactly what `getJob` reads, whatever the session's time zone.
 describe('claimAndStartJobs: the Job a handler receives', () => {
-  let db: TestDatabase;
-  let app: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
+  const app = useQueueTestingModule();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = app);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(() => dataSource.query(`TRUNCATE jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE jobs`));
 
   const claimIn = (timeZone: string): Promise<Job[]> =>
-    dataSource.transaction(async (manager) => {
+    app.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT set_config('TimeZone', $1, true)`, [timeZone]);
       return claimAndStartJobs(manager, 'worker-a', ['email'], 10);
     });
@@ -34,10 +18,10 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
   it.each(['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham'])(
     'equals getJob field for field with the session in %s',
     async (timeZone) => {
-      const first = await queue.enqueue('email', { to: 'a@example.com' }, { priority: 5 });
-      const second = await queue.enqueue('email', { to: 'b@example.com' }, { maxAttempts: 2 });
+      const first = await app.queue.enqueue('email', { to: 'a@example.com' }, { priority: 5 });
+      const second = await app.queue.enqueue('email', { to: 'b@example.com' }, { maxAttempts: 2 });
       // Microseconds, and a date before 1970: both must truncate to the same millisecond as pg's parser.
-      await dataSource.query(
+      await app.dataSource.query(
         `UPDATE jobs SET created_at = '1969-12-31 23:59:59.999500+00',
                          run_at = '2020-02-29 12:34:56.789999+00' WHERE id = $1`,
         [first.id],
@@ -48,7 +32,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
       expect(claimed.map((job) => job.id)).toEqual([second.id, first.id]);
       for (const job of claimed) {
         expect(job).toBeInstanceOf(Job);
-        expect(job).toEqual(await queue.getJob(job.id));
+        expect(job).toEqual(await app.queue.getJob(job.id));
         expect(job).toMatchObject({ status: 'running', workerId: 'worker-a', attempts: 1 });
         expect(job.startedAt).toBeInstanceOf(Date);
       }
@@ -58,19 +42,19 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
   );
 
   it('gives every job Dates of its own, so a handler changing one changes no other job', async () => {
-    await queue.enqueueMany([
+    await app.queue.enqueueMany([
       { type: 'email', data: {} },
       { type: 'email', data: {} },
     ]);
-    const [a, b] = await claimAndStartJobs(dataSource, 'worker-a', ['email'], 10);
+    const [a, b] = await claimAndStartJobs(app.dataSource, 'worker-a', ['email'], 10);
     expect(a.claimedAt).toEqual(b.claimedAt);
     a.claimedAt!.setFullYear(2000);
     expect(b.claimedAt!.getFullYear()).not.toBe(2000);
   });
 
   it('commits its claim asynchronously without changing the pooled connection for others', async () => {
-    await queue.enqueue('email', {});
-    const queryRunner = dataSource.createQueryRunner();
+    await app.queue.enqueue('email', {});
+    const queryRunner = app.dataSource.createQueryRunner();
     try {
       const before = await queryRunner.query(`SHOW synchronous_commit`);
       const [job] = await claimAndStartJobs(queryRunner, 'worker-a', ['email'], 10);

@@ -1,31 +1,17 @@
 import { DataSource } from 'typeorm';
-import { InvalidJobInputError, QueueService } from '@app/job-queue';
+import { InvalidJobInputError } from '@app/job-queue';
 import { jobQueueMigrations } from '../../migrations';
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { useQueueTestingModule } from '../support/test-app';
 
 // Input crafted to break things: SQL in names, prototype-pollution keys, a schema migrated by
 // two processes at once. Each either gets a typed error or is stored as plain data, and no other
 // row changes.
 describe('hostile input', () => {
-  let db: TestDatabase;
-  let app: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = app);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
+  const app = useQueueTestingModule();
 
   const snapshot = async () =>
-    dataSource.query(`SELECT id, job_type, status, data FROM jobs ORDER BY id`);
+    app.dataSource.query(`SELECT id, job_type, status, data FROM jobs ORDER BY id`);
 
   it.each([
     [`it's "quoted"`],
@@ -33,16 +19,19 @@ describe('hostile input', () => {
     [`a; SELECT pg_sleep(10); --`],
     [`$1 $$ \\ %s`],
   ])('a job type with quotes or semicolons (%s) is stored as plain text', async (jobType) => {
-    const witness = await queue.enqueue('witness', { n: 1 });
-    const job = await queue.enqueue(jobType, { n: 2 });
-    expect((await queue.getJob(job.id)).jobType).toBe(jobType);
-    expect(await queue.getJob(witness.id)).toMatchObject({ jobType: 'witness', data: { n: 1 } });
-    expect((await queue.stats())[jobType].pending).toBe(1);
+    const witness = await app.queue.enqueue('witness', { n: 1 });
+    const job = await app.queue.enqueue(jobType, { n: 2 });
+    expect((await app.queue.getJob(job.id)).jobType).toBe(jobType);
+    expect(await app.queue.getJob(witness.id)).toMatchObject({
+      jobType: 'witness',
+      data: { n: 1 },
+    });
+    expect((await app.queue.stats())[jobType].pending).toBe(1);
   });
 
   it('a 10 kB job type is refused naming the field, and nothing is written', async () => {
     const before = await snapshot();
-    const error = await queue.enqueue('t'.repeat(10_240), {}).catch((e: unknown) => e);
+    const error = await app.queue.enqueue('t'.repeat(10_240), {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidJobInputError);
     expect((error as InvalidJobInputError).field).toBe('type');
     expect(await snapshot()).toEqual(before);
@@ -52,8 +41,8 @@ describe('hostile input', () => {
     const data = JSON.parse(
       '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}',
     ) as Record<string, unknown>;
-    const job = await queue.enqueue('pollution', data);
-    const stored = await queue.getJob<Record<string, unknown>>(job.id);
+    const job = await app.queue.enqueue('pollution', data);
+    const stored = await app.queue.getJob<Record<string, unknown>>(job.id);
     expect(Object.prototype.hasOwnProperty.call(stored.data, '__proto__')).toBe(true);
     expect(JSON.stringify(stored.data)).toBe(JSON.stringify(data));
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -1,26 +1,10 @@
-import { DataSource } from 'typeorm';
-import { EnqueueManyItem, Job, QueueService } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
+import { EnqueueManyItem, Job } from '@app/job-queue';
 import { QueryCounter } from '../support/query-counter';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService.enqueueMany', () => {
-  let db: TestDatabase;
-  let app: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
   const counter = new QueryCounter();
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createQueueTestingModule({ url: db.url, typeOrmOptions: { logger: counter } });
-    ({ queue, dataSource } = app);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
+  const app = useQueueTestingModule({ typeOrmOptions: { logger: counter } });
 
   /** The statements `fn` sends, and its result. */
   async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; queries: string[] }> {
@@ -41,7 +25,7 @@ describe('QueueService.enqueueMany', () => {
       }),
     );
 
-    const { result: jobs, queries } = await counted(() => queue.enqueueMany(items));
+    const { result: jobs, queries } = await counted(() => app.queue.enqueueMany(items));
 
     expect(queries).toHaveLength(1);
     expect(queries[0]).toMatch(/INSERT INTO jobs/);
@@ -53,14 +37,14 @@ describe('QueueService.enqueueMany', () => {
     );
     expect(new Set(jobs.map((job) => job.id)).size).toBe(10_000);
 
-    const [{ count, distinct_seq }] = await dataSource.query(
+    const [{ count, distinct_seq }] = await app.dataSource.query(
       `SELECT count(*)::int AS count, count(DISTINCT (data->>'seq'))::int AS distinct_seq
        FROM jobs WHERE job_type IN ('bulk_even', 'bulk_odd')`,
     );
     expect({ count, distinct_seq }).toEqual({ count: 10_000, distinct_seq: 10_000 });
 
     // Every returned job is the row stored under its id.
-    const stored: Array<{ id: string; seq: number }> = await dataSource.query(
+    const stored: Array<{ id: string; seq: number }> = await app.dataSource.query(
       `SELECT id, (data->>'seq')::int AS seq FROM jobs WHERE job_type IN ('bulk_even', 'bulk_odd')`,
     );
     const seqById = new Map(stored.map((row) => [row.id, row.seq]));
@@ -68,7 +52,7 @@ describe('QueueService.enqueueMany', () => {
   });
 
   it('draws ids in input order, so same-priority jobs of one batch are claimed FIFO', async () => {
-    const jobs = await queue.enqueueMany(
+    const jobs = await app.queue.enqueueMany(
       Array.from({ length: 50 }, (_, seq) => ({ type: 'bulk_fifo', data: seq })),
     );
     const ids = jobs.map((job) => BigInt(job.id));
@@ -77,7 +61,7 @@ describe('QueueService.enqueueMany', () => {
 
   it('applies per-item options, each to its own job', async () => {
     const runAt = new Date(Date.now() + 3_600_000);
-    const jobs = await queue.enqueueMany([
+    const jobs = await app.queue.enqueueMany([
       { type: 'bulk_opts', data: 'a' },
       { type: 'bulk_opts', data: 'b', priority: 7, maxAttempts: 9, runAt },
       { type: 'bulk_opts', data: 'c', delayMs: 60_000, uniqueKey: 'bulk-opts-c' },
@@ -93,18 +77,18 @@ describe('QueueService.enqueueMany', () => {
 
   it('returns each job exactly as stored, field for field (getJob reads the same)', async () => {
     const runAt = new Date('2031-05-06T07:08:09.123Z');
-    const jobs = await queue.enqueueMany<unknown>([
+    const jobs = await app.queue.enqueueMany<unknown>([
       { type: 'bulk_exact', data: null },
       { type: 'bulk_exact', data: { b: 1, a: [true, 'x"y\\z'], nested: { ключ: '✓' } } },
       { type: 'bulk_exact', data: 'text', priority: -3, maxAttempts: 4, runAt },
       { type: 'bulk_exact', data: 42, delayMs: 1_500, uniqueKey: 'bulk-exact-key' },
     ]);
-    for (const job of jobs) expect(job).toEqual(await queue.getJob(job.id));
+    for (const job of jobs) expect(job).toEqual(await app.queue.getJob(job.id));
   });
 
   it('duplicates of one uniqueKey inside a batch return the same job at every position', async () => {
     const { result: jobs } = await counted(() =>
-      queue.enqueueMany([
+      app.queue.enqueueMany([
         { type: 'bulk_unique', data: 'first', uniqueKey: 'batch-key' },
         { type: 'bulk_unique', data: 'no key' },
         { type: 'bulk_unique', data: 'second', uniqueKey: 'batch-key' },
@@ -121,16 +105,20 @@ describe('QueueService.enqueueMany', () => {
     expect(new Set([jobs[0].id, jobs[1].id, jobs[3].id]).size).toBe(3);
     expect(jobs.map((job) => job.data)).toEqual(['first', 'no key', 'first', 'other key', 'first']);
 
-    const [{ count }] = await dataSource.query(
+    const [{ count }] = await app.dataSource.query(
       `SELECT count(*)::int AS count FROM jobs WHERE job_type = 'bulk_unique'`,
     );
     expect(count).toBe(3);
   });
 
   it('an item whose key an existing unfinished job holds resolves to that job', async () => {
-    const holder = await queue.enqueue('bulk_held', { holder: true }, { uniqueKey: 'held-key' });
+    const holder = await app.queue.enqueue(
+      'bulk_held',
+      { holder: true },
+      { uniqueKey: 'held-key' },
+    );
 
-    const jobs = await queue.enqueueMany([
+    const jobs = await app.queue.enqueueMany([
       { type: 'bulk_held', data: { holder: false }, uniqueKey: 'held-key' },
       { type: 'bulk_held', data: { fresh: true } },
     ]);
@@ -142,7 +130,7 @@ describe('QueueService.enqueueMany', () => {
   });
 
   it('an empty array is a no-op without a round trip', async () => {
-    const { result, queries } = await counted(() => queue.enqueueMany([]));
+    const { result, queries } = await counted(() => app.queue.enqueueMany([]));
     expect(result).toEqual([]);
     expect(queries).toHaveLength(0);
   });

@@ -1,38 +1,26 @@
-import { DataSource } from 'typeorm';
-import { Job, JobStatus, QueueService } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { Job, JobStatus } from '@app/job-queue';
+import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService: management API', () => {
-  let db: TestDatabase;
-  let app: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
+  const app = useQueueTestingModule();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = app);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(() => dataSource.query(`TRUNCATE jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE jobs`));
 
   /** Sets columns by SQL, as a worker (or time passing) would. */
   const update = (id: string, assignments: string): Promise<unknown> =>
-    dataSource.query(`UPDATE jobs SET ${assignments} WHERE id = $1`, [id]);
+    app.dataSource.query(`UPDATE jobs SET ${assignments} WHERE id = $1`, [id]);
 
-  const dbNow = async (): Promise<Date> => (await dataSource.query(`SELECT now() AS now`))[0].now;
+  const dbNow = async (): Promise<Date> =>
+    (await app.dataSource.query(`SELECT now() AS now`))[0].now;
 
   describe('enqueue and getJob', () => {
     it('stores the job with its defaults and reads it back as a Job', async () => {
       const before = await dbNow();
-      const enqueued = await queue.enqueue('report_generation', { month: '2026-11', n: [1, 2] });
-      const job = await queue.getJob(enqueued.id);
+      const enqueued = await app.queue.enqueue('report_generation', {
+        month: '2026-11',
+        n: [1, 2],
+      });
+      const job = await app.queue.getJob(enqueued.id);
 
       expect(job).toBeInstanceOf(Job);
       expect(job).toEqual(enqueued);
@@ -64,12 +52,12 @@ describe('QueueService: management API', () => {
     });
 
     it('stores priority, maxAttempts and uniqueKey as given', async () => {
-      const job = await queue.enqueue('t', null, {
+      const job = await app.queue.enqueue('t', null, {
         priority: -5,
         maxAttempts: 7,
         uniqueKey: 'mgmt-key',
       });
-      expect(await queue.getJob(job.id)).toMatchObject({
+      expect(await app.queue.getJob(job.id)).toMatchObject({
         data: null,
         priority: -5,
         maxAttempts: 7,
@@ -78,9 +66,9 @@ describe('QueueService: management API', () => {
     });
 
     it('delayMs puts run_at exactly that far after the insert, by the database clock', async () => {
-      const job = await queue.enqueue('delayed', {}, { delayMs: 90_000 });
+      const job = await app.queue.enqueue('delayed', {}, { delayMs: 90_000 });
       expect(job.runAt.getTime() - job.createdAt.getTime()).toBe(90_000);
-      const [{ future }] = await dataSource.query(
+      const [{ future }] = await app.dataSource.query(
         `SELECT run_at > now() + interval '80 seconds' AS future FROM jobs WHERE id = $1`,
         [job.id],
       );
@@ -89,9 +77,9 @@ describe('QueueService: management API', () => {
 
     it('runAt stores that instant', async () => {
       const runAt = new Date(Date.now() + 24 * 3_600_000);
-      const job = await queue.enqueue('scheduled', {}, { runAt });
-      expect((await queue.getJob(job.id)).runAt.getTime()).toBe(runAt.getTime());
-      const [{ future }] = await dataSource.query(
+      const job = await app.queue.enqueue('scheduled', {}, { runAt });
+      expect((await app.queue.getJob(job.id)).runAt.getTime()).toBe(runAt.getTime());
+      const [{ future }] = await app.dataSource.query(
         `SELECT run_at > now() + interval '23 hours' AS future FROM jobs WHERE id = $1`,
         [job.id],
       );
@@ -99,9 +87,11 @@ describe('QueueService: management API', () => {
     });
 
     it('a delayed job is not claimable until run_at, then it is', async () => {
-      const delayed = await queue.enqueue('claim_me', {}, { delayMs: 60_000 });
+      const delayed = await app.queue.enqueue('claim_me', {}, { delayMs: 60_000 });
       const claim = (at: Date): Promise<Array<{ id: string }>> =>
-        dataSource.query(`SELECT id FROM claim_job_batch('w', ARRAY['claim_me'], 10, $1)`, [at]);
+        app.dataSource.query(`SELECT id FROM claim_job_batch('w', ARRAY['claim_me'], 10, $1)`, [
+          at,
+        ]);
 
       // (Dates hold milliseconds, run_at microseconds: step 1 ms either side.)
       expect(await claim(new Date(delayed.runAt.getTime() - 1))).toEqual([]);
@@ -111,10 +101,10 @@ describe('QueueService: management API', () => {
 
   describe('updateProgress', () => {
     it('records progress and stage, counts the event and touches updated_at', async () => {
-      const job = await queue.enqueue('progress', {});
+      const job = await app.queue.enqueue('progress', {});
       await update(job.id, `status = 'running', updated_at = now() - interval '1 hour'`);
 
-      const first = await queue.updateProgress(job.id, 40, 'aggregating');
+      const first = await app.queue.updateProgress(job.id, 40, 'aggregating');
       expect(first).toMatchObject({
         id: job.id,
         progress: 40,
@@ -125,17 +115,17 @@ describe('QueueService: management API', () => {
       expect(first.updatedAt.getTime()).toBeGreaterThan(job.updatedAt.getTime());
 
       // No stage: the previous one stays. Fractions are rounded (smallint column).
-      const second = await queue.updateProgress(job.id, 66.6);
+      const second = await app.queue.updateProgress(job.id, 66.6);
       expect(second).toMatchObject({ progress: 67, currentStage: 'aggregating', eventsCount: 2 });
 
-      const third = await queue.updateProgress(job.id, 100, 'done');
+      const third = await app.queue.updateProgress(job.id, 100, 'done');
       expect(third).toMatchObject({ progress: 100, currentStage: 'done', eventsCount: 3 });
-      expect(await queue.getJob(job.id)).toEqual(third);
+      expect(await app.queue.getJob(job.id)).toEqual(third);
     });
 
     it('accepts 0 and a pending job', async () => {
-      const job = await queue.enqueue('progress', {});
-      expect(await queue.updateProgress(job.id, 0, '')).toMatchObject({
+      const job = await app.queue.enqueue('progress', {});
+      expect(await app.queue.updateProgress(job.id, 0, '')).toMatchObject({
         progress: 0,
         currentStage: '',
         eventsCount: 1,
@@ -147,28 +137,28 @@ describe('QueueService: management API', () => {
     it.each([JobStatus.Pending, JobStatus.Claimed, JobStatus.Running])(
       'moves a %s job to cancelled',
       async (status) => {
-        const job = await queue.enqueue('cancel_me', {});
+        const job = await app.queue.enqueue('cancel_me', {});
         await update(job.id, `status = '${status}'`);
 
-        const cancelled = await queue.cancel(job.id);
+        const cancelled = await app.queue.cancel(job.id);
 
         expect(cancelled).toMatchObject({ id: job.id, status: JobStatus.Cancelled });
         expect(cancelled.completedAt).toBeInstanceOf(Date);
-        expect(await queue.getJob(job.id)).toEqual(cancelled);
+        expect(await app.queue.getJob(job.id)).toEqual(cancelled);
       },
     );
 
     it('frees the unique key', async () => {
-      const job = await queue.enqueue('cancel_me', {}, { uniqueKey: 'cancel-key' });
-      await queue.cancel(job.id);
-      const next = await queue.enqueue('cancel_me', {}, { uniqueKey: 'cancel-key' });
+      const job = await app.queue.enqueue('cancel_me', {}, { uniqueKey: 'cancel-key' });
+      await app.queue.cancel(job.id);
+      const next = await app.queue.enqueue('cancel_me', {}, { uniqueKey: 'cancel-key' });
       expect(next.id).not.toBe(job.id);
     });
   });
 
   describe('retry', () => {
     it('puts a failed job back to pending with no attempts, runnable now', async () => {
-      const job = await queue.enqueue('retry_me', {}, { maxAttempts: 2 });
+      const job = await app.queue.enqueue('retry_me', {}, { maxAttempts: 2 });
       await update(
         job.id,
         `status = 'failed', attempts = 2, worker_id = 'w1', claimed_at = now(), started_at = now(),
@@ -177,7 +167,7 @@ describe('QueueService: management API', () => {
       );
       const now = await dbNow();
 
-      const retried = await queue.retry(job.id);
+      const retried = await app.queue.retry(job.id);
 
       expect(retried).toMatchObject({
         id: job.id,
@@ -192,33 +182,36 @@ describe('QueueService: management API', () => {
       });
       expect(retried.runAt.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
       expect(retried.runAt.getTime()).toBeGreaterThanOrEqual(now.getTime());
-      expect(await queue.getJob(job.id)).toEqual(retried);
+      expect(await app.queue.getJob(job.id)).toEqual(retried);
     });
 
     it('puts a cancelled job back to pending', async () => {
-      const job = await queue.enqueue('retry_me', {});
-      await queue.cancel(job.id);
-      expect(await queue.retry(job.id)).toMatchObject({ status: JobStatus.Pending, attempts: 0 });
+      const job = await app.queue.enqueue('retry_me', {});
+      await app.queue.cancel(job.id);
+      expect(await app.queue.retry(job.id)).toMatchObject({
+        status: JobStatus.Pending,
+        attempts: 0,
+      });
     });
   });
 
   describe('stats', () => {
     it('counts by type and status, every status present', async () => {
-      expect(await queue.stats()).toEqual({});
+      expect(await app.queue.stats()).toEqual({});
 
-      const emails = await queue.enqueueMany(
+      const emails = await app.queue.enqueueMany(
         Array.from({ length: 5 }, (_, i) => ({ type: 'email', data: i })),
       );
-      const reports = await queue.enqueueMany(
+      const reports = await app.queue.enqueueMany(
         Array.from({ length: 3 }, (_, i) => ({ type: 'report', data: i })),
       );
       await update(emails[0].id, `status = 'completed'`);
       await update(emails[1].id, `status = 'completed'`);
       await update(emails[2].id, `status = 'running'`);
       await update(reports[0].id, `status = 'failed'`);
-      await queue.cancel(reports[1].id);
+      await app.queue.cancel(reports[1].id);
 
-      expect(await queue.stats()).toEqual({
+      expect(await app.queue.stats()).toEqual({
         email: { pending: 2, claimed: 0, running: 1, completed: 2, failed: 0, cancelled: 0 },
         report: { pending: 1, claimed: 0, running: 0, completed: 0, failed: 1, cancelled: 1 },
       });
@@ -228,7 +221,7 @@ describe('QueueService: management API', () => {
   describe('findStale', () => {
     it('returns held jobs whose row has not changed for longer than the given time, oldest first', async () => {
       const [oldClaimed, oldRunning, freshClaimed, oldPending, oldCompleted, edge] =
-        await queue.enqueueMany(
+        await app.queue.enqueueMany(
           ['old_claimed', 'old_running', 'fresh', 'old_pending', 'old_completed', 'edge'].map(
             (data) => ({ type: 'stale', data }),
           ),
@@ -241,27 +234,27 @@ describe('QueueService: management API', () => {
       // Held for 4 minutes: younger than the 5-minute threshold.
       await update(edge.id, `status = 'running', updated_at = now() - interval '4 minutes'`);
 
-      const stale = await queue.findStale(5 * 60_000);
+      const stale = await app.queue.findStale(5 * 60_000);
 
       expect(stale.map((job) => job.data)).toEqual(['old_running', 'old_claimed']);
       expect(stale[0]).toBeInstanceOf(Job);
       expect(stale.map((job) => job.status)).toEqual([JobStatus.Running, JobStatus.Claimed]);
 
-      expect((await queue.findStale(3 * 60_000)).map((job) => job.data)).toEqual([
+      expect((await app.queue.findStale(3 * 60_000)).map((job) => job.data)).toEqual([
         'old_running',
         'old_claimed',
         'edge',
       ]);
-      expect(await queue.findStale(60 * 60_000)).toEqual([]);
+      expect(await app.queue.findStale(60 * 60_000)).toEqual([]);
     });
 
     it('progress counts as a change: a reporting job is not stale', async () => {
-      const job = await queue.enqueue('stale', {});
+      const job = await app.queue.enqueue('stale', {});
       await update(job.id, `status = 'running', updated_at = now() - interval '10 minutes'`);
-      expect((await queue.findStale(60_000)).map((stale) => stale.id)).toEqual([job.id]);
+      expect((await app.queue.findStale(60_000)).map((stale) => stale.id)).toEqual([job.id]);
 
-      await queue.updateProgress(job.id, 10);
-      expect(await queue.findStale(60_000)).toEqual([]);
+      await app.queue.updateProgress(job.id, 10);
+      expect(await app.queue.findStale(60_000)).toEqual([]);
     });
   });
 });

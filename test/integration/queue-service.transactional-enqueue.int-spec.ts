@@ -1,30 +1,14 @@
-import { DataSource } from 'typeorm';
-import { Job, JobNotFoundError, QueueService } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { Job, JobNotFoundError } from '@app/job-queue';
+import { useQueueTestingModule } from '../support/test-app';
 
 class Rollback extends Error {}
 
 describe('QueueService: enqueue inside the caller transaction (`manager`)', () => {
-  let db: TestDatabase;
-  let app: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = app);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
+  const app = useQueueTestingModule();
 
   const countByType = async (jobType: string): Promise<number> =>
     (
-      await dataSource.query(`SELECT count(*)::int AS count FROM jobs WHERE job_type = $1`, [
+      await app.dataSource.query(`SELECT count(*)::int AS count FROM jobs WHERE job_type = $1`, [
         jobType,
       ])
     )[0].count;
@@ -32,8 +16,8 @@ describe('QueueService: enqueue inside the caller transaction (`manager`)', () =
   it('a job enqueued in a rolled-back transaction does not exist afterwards', async () => {
     let enqueued: Job | undefined;
     await expect(
-      dataSource.transaction(async (manager) => {
-        enqueued = await queue.enqueue('tx_rollback', { n: 1 }, { manager });
+      app.dataSource.transaction(async (manager) => {
+        enqueued = await app.queue.enqueue('tx_rollback', { n: 1 }, { manager });
         // The transaction itself sees its job.
         const [row] = await manager.query(`SELECT status FROM jobs WHERE id = $1`, [enqueued.id]);
         expect(row).toEqual({ status: 'pending' });
@@ -42,28 +26,28 @@ describe('QueueService: enqueue inside the caller transaction (`manager`)', () =
     ).rejects.toBeInstanceOf(Rollback);
 
     expect(enqueued?.id).toEqual(expect.stringMatching(/^\d+$/));
-    await expect(queue.getJob(enqueued!.id)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(app.queue.getJob(enqueued!.id)).rejects.toBeInstanceOf(JobNotFoundError);
     expect(await countByType('tx_rollback')).toBe(0);
   });
 
   it('a job enqueued in a committed transaction exists, and only once it commits', async () => {
-    const enqueued = await dataSource.transaction(async (manager) => {
-      const job = await queue.enqueue('tx_commit', { n: 2 }, { manager });
+    const enqueued = await app.dataSource.transaction(async (manager) => {
+      const job = await app.queue.enqueue('tx_commit', { n: 2 }, { manager });
       // Not yet visible to other connections: the insert is part of the open transaction.
-      await expect(queue.getJob(job.id)).rejects.toBeInstanceOf(JobNotFoundError);
+      await expect(app.queue.getJob(job.id)).rejects.toBeInstanceOf(JobNotFoundError);
       expect(await countByType('tx_commit')).toBe(0);
       return job;
     });
 
-    const stored = await queue.getJob(enqueued.id);
+    const stored = await app.queue.getJob(enqueued.id);
     expect(stored).toMatchObject({ id: enqueued.id, jobType: 'tx_commit', data: { n: 2 } });
     expect(await countByType('tx_commit')).toBe(1);
   });
 
   it('enqueueMany with `manager` follows the transaction too', async () => {
     await expect(
-      dataSource.transaction(async (manager) => {
-        await queue.enqueueMany(
+      app.dataSource.transaction(async (manager) => {
+        await app.queue.enqueueMany(
           [
             { type: 'tx_many_rollback', data: 1 },
             { type: 'tx_many_rollback', data: 2 },
@@ -75,8 +59,8 @@ describe('QueueService: enqueue inside the caller transaction (`manager`)', () =
     ).rejects.toBeInstanceOf(Rollback);
     expect(await countByType('tx_many_rollback')).toBe(0);
 
-    const jobs = await dataSource.transaction((manager) =>
-      queue.enqueueMany(
+    const jobs = await app.dataSource.transaction((manager) =>
+      app.queue.enqueueMany(
         [
           { type: 'tx_many_commit', data: 1 },
           { type: 'tx_many_commit', data: 2 },
@@ -90,13 +74,13 @@ describe('QueueService: enqueue inside the caller transaction (`manager`)', () =
 
   it('a unique key taken in a rolled-back transaction is free again', async () => {
     await expect(
-      dataSource.transaction(async (manager) => {
-        await queue.enqueue('tx_unique', { first: true }, { manager, uniqueKey: 'tx-key' });
+      app.dataSource.transaction(async (manager) => {
+        await app.queue.enqueue('tx_unique', { first: true }, { manager, uniqueKey: 'tx-key' });
         throw new Rollback();
       }),
     ).rejects.toBeInstanceOf(Rollback);
 
-    const job = await queue.enqueue('tx_unique', { first: false }, { uniqueKey: 'tx-key' });
+    const job = await app.queue.enqueue('tx_unique', { first: false }, { uniqueKey: 'tx-key' });
     expect(job.data).toEqual({ first: false });
     expect(await countByType('tx_unique')).toBe(1);
   });

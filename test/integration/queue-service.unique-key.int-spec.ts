@@ -1,34 +1,18 @@
-import { DataSource } from 'typeorm';
-import { JobStatus, QueueService } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { JobStatus } from '@app/job-queue';
+import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
-  let db: TestDatabase;
-  let app: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = app);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
+  const app = useQueueTestingModule();
 
   const rowsWithKey = async (key: string): Promise<Array<{ id: string; status: string }>> =>
-    dataSource.query(`SELECT id, status FROM jobs WHERE unique_key = $1 ORDER BY id`, [key]);
+    app.dataSource.query(`SELECT id, status FROM jobs WHERE unique_key = $1 ORDER BY id`, [key]);
 
   const setStatus = (id: string, status: JobStatus): Promise<unknown> =>
-    dataSource.query(`UPDATE jobs SET status = $2 WHERE id = $1`, [id, status]);
+    app.dataSource.query(`UPDATE jobs SET status = $2 WHERE id = $1`, [id, status]);
 
   it('a duplicate while the first is unfinished returns the first job, unchanged', async () => {
-    const first = await queue.enqueue('report', { month: '2026-11' }, { uniqueKey: 'dup-1' });
-    const second = await queue.enqueue(
+    const first = await app.queue.enqueue('report', { month: '2026-11' }, { uniqueKey: 'dup-1' });
+    const second = await app.queue.enqueue(
       'report',
       { month: 'other' },
       { uniqueKey: 'dup-1', priority: 5 },
@@ -44,10 +28,10 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
     'a duplicate of a %s job still returns it',
     async (status) => {
       const key = `dup-held-${status}`;
-      const first = await queue.enqueue('report', {}, { uniqueKey: key });
+      const first = await app.queue.enqueue('report', {}, { uniqueKey: key });
       await setStatus(first.id, status);
 
-      const second = await queue.enqueue('report', {}, { uniqueKey: key });
+      const second = await app.queue.enqueue('report', {}, { uniqueKey: key });
 
       expect(second).toMatchObject({ id: first.id, status });
       expect(await rowsWithKey(key)).toHaveLength(1);
@@ -58,10 +42,10 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
     'once the holder is %s, the same key makes a new job',
     async (status) => {
       const key = `dup-finished-${status}`;
-      const first = await queue.enqueue('report', { n: 1 }, { uniqueKey: key });
+      const first = await app.queue.enqueue('report', { n: 1 }, { uniqueKey: key });
       await setStatus(first.id, status);
 
-      const second = await queue.enqueue('report', { n: 2 }, { uniqueKey: key });
+      const second = await app.queue.enqueue('report', { n: 2 }, { uniqueKey: key });
 
       expect(second.id).not.toBe(first.id);
       expect(second).toMatchObject({ status: JobStatus.Pending, data: { n: 2 }, uniqueKey: key });
@@ -71,14 +55,14 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
         { id: second.id, status: 'pending' },
       ]);
       // And the new one now holds the key.
-      expect((await queue.enqueue('report', { n: 3 }, { uniqueKey: key })).id).toBe(second.id);
+      expect((await app.queue.enqueue('report', { n: 3 }, { uniqueKey: key })).id).toBe(second.id);
     },
   );
 
   it('20 concurrent duplicates make exactly one row and all return its id', async () => {
     const jobs = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        queue.enqueue('report', { caller: i }, { uniqueKey: 'dup-concurrent' }),
+        app.queue.enqueue('report', { caller: i }, { uniqueKey: 'dup-concurrent' }),
       ),
     );
 
@@ -88,12 +72,12 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
   });
 
   it('20 concurrent duplicates after the holder finished still make exactly one new row', async () => {
-    const old = await queue.enqueue('report', {}, { uniqueKey: 'dup-concurrent-2' });
+    const old = await app.queue.enqueue('report', {}, { uniqueKey: 'dup-concurrent-2' });
     await setStatus(old.id, JobStatus.Completed);
 
     const jobs = await Promise.all(
       Array.from({ length: 20 }, () =>
-        queue.enqueue('report', {}, { uniqueKey: 'dup-concurrent-2' }),
+        app.queue.enqueue('report', {}, { uniqueKey: 'dup-concurrent-2' }),
       ),
     );
 
@@ -105,15 +89,15 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
   });
 
   it('jobs without a key are never deduplicated', async () => {
-    const a = await queue.enqueue('no_key', { same: true });
-    const b = await queue.enqueue('no_key', { same: true });
+    const a = await app.queue.enqueue('no_key', { same: true });
+    const b = await app.queue.enqueue('no_key', { same: true });
     expect(a.id).not.toBe(b.id);
     expect(a.uniqueKey).toBeNull();
   });
 
   it('the same key under different job types is still one job (keys are global)', async () => {
-    const a = await queue.enqueue('type_a', {}, { uniqueKey: 'global-key' });
-    const b = await queue.enqueue('type_b', {}, { uniqueKey: 'global-key' });
+    const a = await app.queue.enqueue('type_a', {}, { uniqueKey: 'global-key' });
+    const b = await app.queue.enqueue('type_b', {}, { uniqueKey: 'global-key' });
     expect(b.id).toBe(a.id);
     expect(b.jobType).toBe('type_a');
   });

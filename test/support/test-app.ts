@@ -3,6 +3,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule, TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { JobQueueModule, JobQueueModuleOptions, QueueService } from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from './database';
 
 type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
 
@@ -60,4 +61,29 @@ export async function createQueueTestingModule({
     dataSource: module.get<DataSource>(getDataSourceToken(typeOrmOptions.name)),
     close: () => module.close(),
   };
+}
+
+/** A file's queue testing module and the database of its own that it runs on. */
+export interface FileQueueTestingModule extends QueueTestingModule {
+  db: TestDatabase;
+}
+
+/**
+ * For a test file whose tests share one enqueue-only app: registers a `beforeAll` that creates
+ * the file's database and `createQueueTestingModule` on it, and an `afterAll` that closes the app
+ * and drops the database. Returns the app; its fields are set once that `beforeAll` has run.
+ */
+export function useQueueTestingModule(
+  options: Omit<QueueTestingModuleOptions, 'url'> = {},
+): FileQueueTestingModule {
+  const app = {} as FileQueueTestingModule;
+  beforeAll(async () => {
+    app.db = await createTestDatabase();
+    Object.assign(app, await createQueueTestingModule({ ...options, url: app.db.url }));
+  });
+  afterAll(async () => {
+    await app.close?.();
+    await app.db?.drop();
+  });
+  return app;
 }
