@@ -1,6 +1,4 @@
-import { Client } from 'pg';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { claim, connect, countByStatus, idsOf } from './claim-job-batch.support';
+import { claim, countByStatus, idsOf, useClaimTestDatabase } from './claim-job-batch.support';
 
 const BASE = Date.parse('2026-01-01T00:00:00Z');
 
@@ -36,29 +34,18 @@ const NOT_PENDING = [
 const EMAIL_AND_REPORT_ORDER = [10, 12, 5, 4, 9, 11, 8, 7, 1, 6];
 
 describe('claim_job_batch: batch size, job types and order', () => {
-  let db: TestDatabase;
-  let client: Client;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    client = await connect(db.url);
-  });
-
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
+  const db = useClaimTestDatabase();
 
   beforeEach(async () => {
-    await client.query(`TRUNCATE jobs`);
+    await db.client.query(`TRUNCATE jobs`);
     for (const job of PENDING) {
-      await client.query(
+      await db.client.query(
         `INSERT INTO jobs (id, job_type, priority, created_at) VALUES ($1, $2, $3, $4)`,
         [job.id, job.type, job.priority, new Date(BASE + job.createdSec * 1000)],
       );
     }
     for (const job of NOT_PENDING) {
-      await client.query(
+      await db.client.query(
         `INSERT INTO jobs (id, job_type, priority, status, created_at) VALUES ($1, 'email', 1000, $2, $3)`,
         [job.id, job.status, new Date(BASE)],
       );
@@ -68,7 +55,7 @@ describe('claim_job_batch: batch size, job types and order', () => {
   it('hands out jobs in priority DESC, created_at ASC, id ASC order across successive claims', async () => {
     const batches: number[][] = [];
     for (let i = 0; i < 5; i++) {
-      batches.push(idsOf(await claim(client, 'worker-1', ['email', 'report'], 3)));
+      batches.push(idsOf(await claim(db.client, 'worker-1', ['email', 'report'], 3)));
     }
 
     expect(batches).toEqual([[10, 12, 5], [4, 9, 11], [8, 7, 1], [6], []]);
@@ -77,45 +64,45 @@ describe('claim_job_batch: batch size, job types and order', () => {
 
   it('returns at most p_batch_size rows', async () => {
     for (const size of [1, 2, 4]) {
-      await client.query(`UPDATE jobs SET status = 'pending', attempts = 0 WHERE id <= 12`);
-      const rows = await claim(client, 'worker-1', ['email', 'report'], size);
+      await db.client.query(`UPDATE jobs SET status = 'pending', attempts = 0 WHERE id <= 12`);
+      const rows = await claim(db.client, 'worker-1', ['email', 'report'], size);
       expect(idsOf(rows)).toEqual(EMAIL_AND_REPORT_ORDER.slice(0, size));
     }
     // More than there is: everything claimable, and no more.
-    await client.query(`UPDATE jobs SET status = 'pending', attempts = 0 WHERE id <= 12`);
-    const all = await claim(client, 'worker-1', ['email', 'report'], 1000);
+    await db.client.query(`UPDATE jobs SET status = 'pending', attempts = 0 WHERE id <= 12`);
+    const all = await claim(db.client, 'worker-1', ['email', 'report'], 1000);
     expect(idsOf(all)).toEqual(EMAIL_AND_REPORT_ORDER);
   });
 
   it('claims only jobs of the given types', async () => {
-    const reports = await claim(client, 'worker-1', ['report'], 100);
+    const reports = await claim(db.client, 'worker-1', ['report'], 100);
     expect(idsOf(reports)).toEqual([12, 4, 8, 6]);
     expect(new Set(reports.map((row) => row.job_type))).toEqual(new Set(['report']));
 
     // The type with the highest-priority pending job was never asked for until now.
-    const others = await claim(client, 'worker-1', ['other'], 100);
+    const others = await claim(db.client, 'worker-1', ['other'], 100);
     expect(idsOf(others)).toEqual([3, 2]);
 
-    const unknown = await claim(client, 'worker-1', ['no-such-type'], 100);
+    const unknown = await claim(db.client, 'worker-1', ['no-such-type'], 100);
     expect(unknown).toEqual([]);
 
-    const emails = await claim(client, 'worker-1', ['email'], 100);
+    const emails = await claim(db.client, 'worker-1', ['email'], 100);
     expect(idsOf(emails)).toEqual([10, 5, 9, 11, 7, 1]);
     expect(new Set(emails.map((row) => row.job_type))).toEqual(new Set(['email']));
   });
 
   it('never claims a job that is not pending', async () => {
-    const rows = await claim(client, 'worker-1', ['email', 'report', 'other'], 1000);
+    const rows = await claim(db.client, 'worker-1', ['email', 'report', 'other'], 1000);
 
     expect(idsOf(rows).filter((id) => id > 12)).toEqual([]);
     expect(rows).toHaveLength(PENDING.length);
-    const { rows: untouched } = await client.query(
+    const { rows: untouched } = await db.client.query(
       `SELECT id::int, status, attempts, worker_id FROM jobs WHERE id > 12 ORDER BY id`,
     );
     expect(untouched).toEqual(
       NOT_PENDING.map((job) => ({ id: job.id, status: job.status, attempts: 0, worker_id: null })),
     );
-    expect(await countByStatus(client)).toEqual({
+    expect(await countByStatus(db.client)).toEqual({
       claimed: PENDING.length + 1,
       running: 1,
       completed: 1,

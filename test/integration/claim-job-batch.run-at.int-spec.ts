@@ -1,34 +1,21 @@
-import { Client } from 'pg';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { claim, connect, idsOf } from './claim-job-batch.support';
+import { claim, idsOf, useClaimTestDatabase } from './claim-job-batch.support';
 
 /** A fixed "now" far from the wall clock: every run_at below is relative to it, via `p_now`. */
 const NOW = new Date('2031-06-01T12:00:00Z');
 const at = (offsetMs: number): Date => new Date(NOW.getTime() + offsetMs);
 
 describe('claim_job_batch: run_at', () => {
-  let db: TestDatabase;
-  let client: Client;
+  const db = useClaimTestDatabase();
 
   const insert = async (id: number, priority: number, runAt: Date): Promise<void> => {
-    await client.query(
+    await db.client.query(
       `INSERT INTO jobs (id, job_type, priority, run_at, created_at) VALUES ($1, 'email', $2, $3, $4)`,
       [id, priority, runAt, new Date('2031-01-01T00:00:00Z')],
     );
   };
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    client = await connect(db.url);
-  });
-
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
-
   beforeEach(async () => {
-    await client.query(`TRUNCATE jobs`);
+    await db.client.query(`TRUNCATE jobs`);
   });
 
   it('never claims a job whose run_at is after p_now, and claims it once p_now reaches run_at', async () => {
@@ -37,10 +24,10 @@ describe('claim_job_batch: run_at', () => {
     await insert(3, 100, at(0));
 
     // The future job neither comes back nor blocks the due ones behind it.
-    expect(idsOf(await claim(client, 'w', ['email'], 10, NOW))).toEqual([2, 3]);
-    expect(idsOf(await claim(client, 'w', ['email'], 10, at(59_999)))).toEqual([]);
+    expect(idsOf(await claim(db.client, 'w', ['email'], 10, NOW))).toEqual([2, 3]);
+    expect(idsOf(await claim(db.client, 'w', ['email'], 10, at(59_999)))).toEqual([]);
 
-    const due = await claim(client, 'w', ['email'], 10, at(60_000));
+    const due = await claim(db.client, 'w', ['email'], 10, at(60_000));
     expect(idsOf(due)).toEqual([1]);
     expect(due[0].claimed_at).toEqual(at(60_000));
   });
@@ -50,36 +37,36 @@ describe('claim_job_batch: run_at', () => {
     await insert(2, 100, at(-60_000));
     await insert(3, 500, at(30_000));
 
-    expect(idsOf(await claim(client, 'w', ['email'], 1, NOW))).toEqual([1]);
-    expect(idsOf(await claim(client, 'w', ['email'], 1, at(30_000)))).toEqual([3]);
-    expect(idsOf(await claim(client, 'w', ['email'], 1, at(30_000)))).toEqual([2]);
+    expect(idsOf(await claim(db.client, 'w', ['email'], 1, NOW))).toEqual([1]);
+    expect(idsOf(await claim(db.client, 'w', ['email'], 1, at(30_000)))).toEqual([3]);
+    expect(idsOf(await claim(db.client, 'w', ['email'], 1, at(30_000)))).toEqual([2]);
   });
 
   it("without p_now, uses the transaction's now()", async () => {
-    await client.query(
+    await db.client.query(
       `INSERT INTO jobs (id, job_type, run_at) VALUES
          (1, 'email', now() + interval '1 hour'),
          (2, 'email', now() - interval '1 second')`,
     );
 
-    await client.query('BEGIN');
+    await db.client.query('BEGIN');
     try {
-      const rows = await claim(client, 'w', ['email'], 10);
+      const rows = await claim(db.client, 'w', ['email'], 10);
       const {
         rows: [{ now }],
-      } = await client.query<{ now: Date }>(`SELECT now()`);
+      } = await db.client.query<{ now: Date }>(`SELECT now()`);
       expect(idsOf(rows)).toEqual([2]);
       expect(rows[0].claimed_at).toEqual(now);
     } finally {
-      await client.query('COMMIT');
+      await db.client.query('COMMIT');
     }
 
     // Not yet by the server's clock; due once p_now is its run_at.
-    expect(await claim(client, 'w', ['email'], 10)).toEqual([]);
+    expect(await claim(db.client, 'w', ['email'], 10)).toEqual([]);
     // As text: a JS Date would drop the microseconds and land just before run_at.
     const {
       rows: [{ run_at: runAt }],
-    } = await client.query<{ run_at: string }>(`SELECT run_at::text FROM jobs WHERE id = 1`);
-    expect(idsOf(await claim(client, 'w', ['email'], 10, runAt))).toEqual([1]);
+    } = await db.client.query<{ run_at: string }>(`SELECT run_at::text FROM jobs WHERE id = 1`);
+    expect(idsOf(await claim(db.client, 'w', ['email'], 10, runAt))).toEqual([1]);
   });
 });

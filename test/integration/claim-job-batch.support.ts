@@ -1,4 +1,5 @@
 import { Client, ClientBase } from 'pg';
+import { createTestDatabase, TestDatabase } from '../support/database';
 
 /** A `jobs` row as `claim_job_batch` returns it, with `id` as a number (the tests stay far below 2^53). */
 export interface ClaimedJobRow {
@@ -22,6 +23,29 @@ export async function connect(url: string): Promise<Client> {
   const client = new Client({ connectionString: url });
   await client.connect();
   return client;
+}
+
+/** A test file's own database and one client connected to it. */
+export interface ClaimTestDatabase {
+  database: TestDatabase;
+  client: Client;
+}
+
+/**
+ * Registers a `beforeAll` that creates the file's database and connects a client to it, and an
+ * `afterAll` that ends the client and drops the database. Fields are set once `beforeAll` ran.
+ */
+export function useClaimTestDatabase(): ClaimTestDatabase {
+  const db = {} as ClaimTestDatabase;
+  beforeAll(async () => {
+    db.database = await createTestDatabase();
+    db.client = await connect(db.database.url);
+  });
+  afterAll(async () => {
+    await db.client?.end();
+    await db.database?.drop();
+  });
+  return db;
 }
 
 /**
