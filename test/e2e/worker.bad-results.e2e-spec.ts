@@ -1,7 +1,6 @@
 import { Job, JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   BadResultHandlers,
   BIGINT_RESULT_JOB,
@@ -9,25 +8,15 @@ import {
 } from '../fixtures/bad-result.handlers';
 
 describe('worker: a handler returning a value JSON cannot hold', () => {
-  let db: TestDatabase;
   let worker: WorkerApp;
 
+  const file = useWorkerTestFile();
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    worker = await startWorkerApp({
-      url: db.url,
+    worker = await file.start({
       queueOptions: { worker: { concurrency: 4, pollIntervalMs: 20 } },
       providers: [BadResultHandlers],
     });
-  });
-
-  afterAll(async () => {
-    try {
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   const finished = (id: string) =>

@@ -4,8 +4,7 @@ import {
   JobQueueError,
   JobStatus,
 } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   BootOkHandlers,
   DuplicateHandlersA,
@@ -16,22 +15,13 @@ import {
 } from '../fixtures/boot-errors.handlers';
 
 describe('worker: boot errors', () => {
-  let db: TestDatabase;
   let observer: WorkerApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    observer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
-  });
+  // Its afterAll also checks that a boot that failed left no worker (or its timers and pool).
+  const file = useWorkerTestFile();
 
-  afterAll(async () => {
-    try {
-      await observer?.close();
-      // A boot that failed must not have left a worker (or its timers and pool) behind.
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
+  beforeAll(async () => {
+    observer = await file.start({ queueOptions: { worker: false } });
   });
 
   /** What booting a worker app with these handlers rejects with. */
@@ -40,7 +30,7 @@ describe('worker: boot errors', () => {
     worker: { jobTypes?: string[] } = {},
   ): Promise<Error> {
     const error: unknown = await startWorkerApp({
-      url: db.url,
+      url: file.url,
       queueOptions: { worker: { pollIntervalMs: 20, ...worker } },
       providers,
     }).then(

@@ -1,7 +1,6 @@
 import { Job, JobCancelledError, JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { CancelHandlers } from '../fixtures/cancel.handlers';
 
 const HEARTBEAT_INTERVAL_MS = 100;
@@ -9,14 +8,13 @@ const HEARTBEAT_INTERVAL_MS = 100;
 const ABORT_DEADLINE_MS = HEARTBEAT_INTERVAL_MS * 5;
 
 describe('worker: cancelling a running job', () => {
-  let db: TestDatabase;
   let worker: WorkerApp;
   let handlers: CancelHandlers;
 
+  const file = useWorkerTestFile({ beforeClose: () => handlers?.ignoringGate.open() });
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    worker = await startWorkerApp({
-      url: db.url,
+    worker = await file.start({
       queueOptions: {
         heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
         worker: { concurrency: 4, pollIntervalMs: 20 },
@@ -24,16 +22,6 @@ describe('worker: cancelling a running job', () => {
       providers: [CancelHandlers],
     });
     handlers = worker.app.get(CancelHandlers);
-  });
-
-  afterAll(async () => {
-    try {
-      handlers?.ignoringGate.open();
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   async function startedJob(type: string): Promise<Job> {

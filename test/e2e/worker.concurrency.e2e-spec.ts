@@ -1,7 +1,6 @@
 import { JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   ConcurrencyHandlers,
   FREE_JOB,
@@ -14,25 +13,19 @@ const LIMITED_COUNT = 12;
 const FREE_COUNT = 20;
 
 describe('worker: concurrency limits', () => {
-  let db: TestDatabase;
   let producer: WorkerApp;
   let worker: WorkerApp | undefined;
   let handlers: ConcurrencyHandlers | undefined;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    producer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
-  });
-
-  afterAll(async () => {
-    try {
+  const file = useWorkerTestFile({
+    beforeClose: async () => {
       handlers?.gate.open();
       await worker?.close();
-      await producer?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
+    },
+  });
+
+  beforeAll(async () => {
+    producer = await file.start({ queueOptions: { worker: false } });
   });
 
   async function runningCounts(): Promise<Record<string, number>> {
@@ -54,7 +47,7 @@ describe('worker: concurrency limits', () => {
       ...Array.from({ length: FREE_COUNT }, (_, i) => ({ type: FREE_JOB, data: { i } })),
     ]);
     worker = await startWorkerApp({
-      url: db.url,
+      url: file.url,
       queueOptions: { worker: { concurrency: GLOBAL_CONCURRENCY, pollIntervalMs: 20 } },
       providers: [ConcurrencyHandlers],
     });

@@ -1,39 +1,26 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { RECORD_JOB, RecordingHandlers, WITNESS_JOB } from '../fixtures/recording.handlers';
 
 describe('worker: false (an enqueue-only app)', () => {
-  let db: TestDatabase;
   let enqueueOnly: WorkerApp;
   let witness: WorkerApp;
 
+  const file = useWorkerTestFile();
+
   beforeAll(async () => {
-    db = await createTestDatabase();
     // It has a @JobHandler for the type, and still must not run it.
-    enqueueOnly = await startWorkerApp({
-      url: db.url,
+    enqueueOnly = await file.start({
       queueOptions: { worker: false },
       providers: [RecordingHandlers],
     });
     // A real worker for another type only, to show time passes and notifications flow.
-    witness = await startWorkerApp({
-      url: db.url,
+    witness = await file.start({
       queueOptions: { worker: { pollIntervalMs: 20, jobTypes: [WITNESS_JOB] } },
       providers: [RecordingHandlers],
     });
-  });
-
-  afterAll(async () => {
-    try {
-      await witness?.close();
-      await enqueueOnly?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   it('never claims a job, while a worker next to it runs its own', async () => {

@@ -1,18 +1,16 @@
 import { JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { RECORD_JOB, RecordingHandlers } from '../fixtures/recording.handlers';
 
 // Rows an operator edited by hand into a state the library never writes must not stay stuck.
 describe('worker: rows edited by hand', () => {
-  let db: TestDatabase;
   let worker: WorkerApp;
 
+  const file = useWorkerTestFile();
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    worker = await startWorkerApp({
-      url: db.url,
+    worker = await file.start({
       queueOptions: {
         worker: { concurrency: 2, pollIntervalMs: 50 },
         staleAfterMs: 1_000,
@@ -21,15 +19,6 @@ describe('worker: rows edited by hand', () => {
       },
       providers: [RecordingHandlers],
     });
-  });
-
-  afterAll(async () => {
-    try {
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   it("a 'running' row with no heartbeat and no worker is recovered and runs", async () => {

@@ -1,27 +1,17 @@
 import { Job, JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { RECORD_JOB, RecordingHandlers } from '../fixtures/recording.handlers';
 
 const PROMPT_MS = 2_000;
 
 describe('worker: waking up for new jobs', () => {
-  let db: TestDatabase;
   let producer: WorkerApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    producer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
-  });
+  const file = useWorkerTestFile();
 
-  afterAll(async () => {
-    try {
-      await producer?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
+  beforeAll(async () => {
+    producer = await file.start({ queueOptions: { worker: false } });
   });
 
   /** Sessions whose last statement was a LISTEN: a listener's, which sends nothing else. */
@@ -44,7 +34,7 @@ describe('worker: waking up for new jobs', () => {
 
   it('starts a job at once on LISTEN even when it polls only once a minute', async () => {
     const worker = await startWorkerApp({
-      url: db.url,
+      url: file.url,
       queueOptions: { worker: { pollIntervalMs: 60_000 } },
       providers: [RecordingHandlers],
     });
@@ -63,7 +53,7 @@ describe('worker: waking up for new jobs', () => {
 
   it('still runs jobs by polling with worker.listen false', async () => {
     const worker = await startWorkerApp({
-      url: db.url,
+      url: file.url,
       queueOptions: { worker: { listen: false, pollIntervalMs: 100 } },
       providers: [RecordingHandlers],
     });

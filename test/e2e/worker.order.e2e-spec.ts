@@ -1,28 +1,18 @@
 import { JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { ORDER_JOB, OrderHandlers } from '../fixtures/order.handlers';
 
 const JOB_COUNT = 50;
 const PRIORITIES = [0, 100, 250, -10, 100, 50, 250];
 
 describe('worker: run order', () => {
-  let db: TestDatabase;
   let producer: WorkerApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    producer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
-  });
+  const file = useWorkerTestFile();
 
-  afterAll(async () => {
-    try {
-      await producer?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
+  beforeAll(async () => {
+    producer = await file.start({ queueOptions: { worker: false } });
   });
 
   it('runs jobs enqueued before it started by priority DESC, then created_at, then id', async () => {
@@ -49,7 +39,7 @@ describe('worker: run order', () => {
     expect(expected).not.toEqual(jobs.map((job) => job.id));
 
     const worker = await startWorkerApp({
-      url: db.url,
+      url: file.url,
       queueOptions: { worker: { concurrency: 1, pollIntervalMs: 50 } },
       providers: [OrderHandlers],
     });

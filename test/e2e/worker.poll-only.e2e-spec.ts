@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
 import { Job, JobContext, JobHandler, JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { untilAborted } from '../support/gate';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 
 const RECORD = 'poll-only-record';
 const FLAKY = 'poll-only-flaky';
@@ -49,28 +48,17 @@ interface SessionState {
  * server connection.
  */
 describe('worker: poll-only mode (listen: false)', () => {
-  let db: TestDatabase;
   let producer: WorkerApp;
   let worker: WorkerApp;
 
+  const file = useWorkerTestFile();
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    producer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
-    worker = await startWorkerApp({
-      url: db.url,
+    producer = await file.start({ queueOptions: { worker: false } });
+    worker = await file.start({
       queueOptions: { worker: { listen: false, pollIntervalMs: 50 } },
       providers: [PollOnlyHandlers],
     });
-  });
-
-  afterAll(async () => {
-    try {
-      await worker?.close();
-      await producer?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   const settled = (id: string, status: JobStatus): Promise<Job> =>

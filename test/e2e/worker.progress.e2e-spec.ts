@@ -1,34 +1,22 @@
 import { Job, JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { ProgressHandlers } from '../fixtures/progress.handlers';
 
 const THROTTLE_MS = 200;
 
 describe('worker: ctx.progress', () => {
-  let db: TestDatabase;
   let worker: WorkerApp;
   let handlers: ProgressHandlers;
 
+  const file = useWorkerTestFile({ beforeClose: () => handlers?.gate.open() });
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    worker = await startWorkerApp({
-      url: db.url,
+    worker = await file.start({
       queueOptions: { progressThrottleMs: THROTTLE_MS, worker: { pollIntervalMs: 20 } },
       providers: [ProgressHandlers],
     });
     handlers = worker.app.get(ProgressHandlers);
-  });
-
-  afterAll(async () => {
-    try {
-      handlers?.gate.open();
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   function completed(id: string): Promise<Job> {

@@ -1,7 +1,6 @@
 import { Job, JobStatus } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   HANDLER_MAX_ATTEMPTS,
   RETRY_BACKOFF,
@@ -13,27 +12,17 @@ import {
 const CLOCK_SLACK_MS = 5;
 
 describe('worker: retries', () => {
-  let db: TestDatabase;
   let worker: WorkerApp;
   let handlers: RetryHandlers;
 
+  const file = useWorkerTestFile();
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    worker = await startWorkerApp({
-      url: db.url,
+    worker = await file.start({
       queueOptions: { worker: { concurrency: 10, pollIntervalMs: 20 } },
       providers: [RetryHandlers],
     });
     handlers = worker.app.get(RetryHandlers);
-  });
-
-  afterAll(async () => {
-    try {
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   /** Waits until the job is completed or failed, and returns it. */

@@ -1,7 +1,6 @@
 import { JobStatus, WorkerShutdownError } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { ShutdownHandlers } from '../fixtures/shutdown.handlers';
 
 const CONCURRENCY = 20;
@@ -19,21 +18,12 @@ interface Row {
 }
 
 describe('worker: graceful shutdown', () => {
-  let db: TestDatabase;
   let observer: WorkerApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    observer = await startWorkerApp({ url: db.url, queueOptions: { worker: false } });
-  });
+  const file = useWorkerTestFile();
 
-  afterAll(async () => {
-    try {
-      await observer?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
+  beforeAll(async () => {
+    observer = await file.start({ queueOptions: { worker: false } });
   });
 
   async function rows(ids: string[]): Promise<Row[]> {
@@ -49,7 +39,7 @@ describe('worker: graceful shutdown', () => {
    */
   async function saturatedWorker(jobType: string, workerId: string) {
     const worker = await startWorkerApp({
-      url: db.url,
+      url: file.url,
       queueOptions: {
         workerId,
         shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,

@@ -1,33 +1,21 @@
 import { Job, JobStatus, JobTimeoutError } from '@app/job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { HANDLER_TIMEOUT_MS, TimeoutHandlers } from '../fixtures/timeout.handlers';
 
 describe('worker: handler timeouts', () => {
-  let db: TestDatabase;
   let worker: WorkerApp;
   let handlers: TimeoutHandlers;
 
+  // Lets the handler that ignored its signal return, so nothing of it outlives the file.
+  const file = useWorkerTestFile({ beforeClose: () => handlers?.ignoredGate.open() });
+
   beforeAll(async () => {
-    db = await createTestDatabase();
-    worker = await startWorkerApp({
-      url: db.url,
+    worker = await file.start({
       queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 } },
       providers: [TimeoutHandlers],
     });
     handlers = worker.app.get(TimeoutHandlers);
-  });
-
-  afterAll(async () => {
-    try {
-      // Lets the handler that ignored its signal return, so nothing of it outlives the file.
-      handlers?.ignoredGate.open();
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
-    } finally {
-      await db?.drop();
-    }
   });
 
   function settled(id: string): Promise<Job> {

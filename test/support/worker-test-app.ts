@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { JobQueueModule, JobQueueModuleOptions, QueueService } from '@app/job-queue';
+import { createTestDatabase, TestDatabase } from './database';
 
 export interface WorkerAppOptions {
   /** The database, usually `(await createTestDatabase()).url`. */
@@ -106,4 +107,48 @@ export async function assertNoWorkerLeftRunning(url: string): Promise<void> {
     );
   }
   if (problems.length > 0) throw new Error(`Worker left running: ${problems.join('; ')}`);
+}
+
+/** A worker test file's own database, and `startWorkerApp` on it for the file's shared apps. */
+export interface WorkerTestFile {
+  /** The file's database; read it once the helper's `beforeAll` has run. */
+  readonly url: string;
+  /** `startWorkerApp` on the file's database; the app is closed in `afterAll`, newest first. */
+  start(options?: Omit<WorkerAppOptions, 'url'>): Promise<WorkerApp>;
+}
+
+/**
+ * Registers a `beforeAll` that creates the file's database, and an `afterAll` that runs
+ * `beforeClose` (say, opens a gate still holding a handler), closes the apps `start` made, checks
+ * with `assertNoWorkerLeftRunning` that nothing was left running, and drops the database
+ * whatever happened.
+ */
+export function useWorkerTestFile({
+  beforeClose,
+}: { beforeClose?: () => unknown } = {}): WorkerTestFile {
+  let db: TestDatabase | undefined;
+  const apps: WorkerApp[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    try {
+      await beforeClose?.();
+      for (const app of apps.reverse()) await app.close();
+      if (db) await assertNoWorkerLeftRunning(db.url);
+    } finally {
+      await db?.drop();
+    }
+  });
+  return {
+    get url(): string {
+      if (!db) throw new Error('useWorkerTestFile: the database is made in beforeAll');
+      return db.url;
+    },
+    async start(options = {}): Promise<WorkerApp> {
+      const app = await startWorkerApp({ ...options, url: this.url });
+      apps.push(app);
+      return app;
+    },
+  };
 }
