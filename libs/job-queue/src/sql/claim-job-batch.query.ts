@@ -3,19 +3,31 @@ import { jobColumns } from './job-columns';
 import { Queryable, queryRows, JobRow } from './queryable';
 import { TimestampTextParser } from './timestamp-text';
 
-let selectList: string | undefined;
+interface ClaimColumns {
+  /** Every column under its property name, timestamps as text. */
+  selectList: string;
+  /** The properties that arrive as timestamp text, to parse in place. */
+  timestampProperties: string[];
+}
+
+let claimColumns: ClaimColumns | undefined;
 
 /**
- * Every column under its property name, so a row needs no copying into a `Job`; timestamps as
- * text, parsed by `TimestampTextParser` (each distinct value once).
+ * Columns come back under their property names, so a row needs no copying into a `Job`;
+ * timestamps as text, parsed by `TimestampTextParser` (each distinct value once).
  */
-function claimSelectList(): string {
-  selectList ??= jobColumns()
-    .map(({ column, property, timestamptz }) =>
-      timestamptz ? `${column}::text AS "${property}"` : `${column} AS "${property}"`,
-    )
-    .join(', ');
-  return selectList;
+function columnsOfClaim(): ClaimColumns {
+  claimColumns ??= {
+    selectList: jobColumns()
+      .map(({ column, property, timestamptz }) =>
+        timestamptz ? `${column}::text AS "${property}"` : `${column} AS "${property}"`,
+      )
+      .join(', '),
+    timestampProperties: jobColumns()
+      .filter(({ timestamptz }) => timestamptz)
+      .map(({ property }) => property),
+  };
+  return claimColumns;
 }
 
 /**
@@ -36,7 +48,7 @@ export async function claimAndStartJobs(
 ): Promise<Job[]> {
   const rows = await queryRows(
     db,
-    `SELECT ${claimSelectList()}
+    `SELECT ${columnsOfClaim().selectList}
      FROM claim_job_batch($1, $2::varchar[], $3, p_start => true)
        CROSS JOIN set_config('synchronous_commit', 'off', true)`,
     [workerId, jobTypes, batchSize],
@@ -52,8 +64,8 @@ export async function claimAndStartJobs(
  * (`npm run bench -- --only=ours,rss`).
  */
 function toClaimedJob(row: JobRow, timestamps: TimestampTextParser): Job {
-  for (const { property, timestamptz } of jobColumns()) {
-    if (timestamptz) row[property] = timestamps.toDate(row[property] as string | null);
+  for (const property of columnsOfClaim().timestampProperties) {
+    row[property] = timestamps.toDate(row[property] as string | null);
   }
   return Object.setPrototypeOf(row, Job.prototype) as Job;
 }
