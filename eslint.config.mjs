@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/node_modules/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'bench/node_modules/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

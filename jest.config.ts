@@ -9,8 +9,7 @@ const config: Config = {
   testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.int-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   moduleNameMapper: {
-    '^@app/job-queue$': '<rootDir>/libs/job-queue/src',
-    '^@app/job-queue/(.*)$': '<rootDir>/libs/job-queue/src/$1',
+    '^nest-pg-job-queue$': '<rootDir>/libs/job-queue/src',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# npm run bench [-- --quick | --only=ours,latency | --list]: builds the library the way users
-# get it (nest build job-queue), copies it to bench/build, installs the bench's own peers
-# (bench/package.json; never the root's), then runs bench/main.js.
+# npm run bench [-- --quick | --only=ours,latency | --list]: packs the library the way users
+# get it (npm pack), installs the bench's own peers (bench/package.json; never the root's) and
+# the tarball under its name, then runs bench/main.js.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/bench"
 cd "$root"
-npx nest build job-queue >/dev/null
 rm -rf "$here/build" && mkdir -p "$here/build"
-cp -r dist/libs/job-queue/. "$here/build/"
+tarball=$(npm pack ./libs/job-queue --pack-destination "$here/build" --silent | tail -n 1)
 if [ ! -f "$here/node_modules/.package-lock.json" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
   npm --prefix "$here" ci --no-audit --no-fund --loglevel=error
 fi
+# Unpacked in place rather than `npm install`ed, so the bench's lock file stays as committed.
+rm -rf "$here/node_modules/nest-pg-job-queue" && mkdir -p "$here/node_modules/nest-pg-job-queue"
+tar -xzf "$here/build/$tarball" -C "$here/node_modules/nest-pg-job-queue" --strip-components=1
 exec node "$here/main.js" "$@"

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { jobQueueMigrations } from './index';
+import { exampleAppMigrations } from './index';
 
-/** For `npm run migration:run` / `migration:revert`: the queue's migrations on `DATABASE_URL`. */
+/** For `npm run migration:run` / `migration:revert`: the example app's migrations (the queue's and its own) on `DATABASE_URL`. */
 const url = process.env.DATABASE_URL;
 if (!url) {
   throw new Error(
@@ -10,4 +10,4 @@ if (!url) {
   );
 }
 
-export default new DataSource({ type: 'postgres', url, migrations: jobQueueMigrations });
+export default new DataSource({ type: 'postgres', url, migrations: exampleAppMigrations });

@@ -1,16 +1,8 @@
-import { CreateJobsTable1795939200000 } from './1795939200000-CreateJobsTable';
-import { CreateClaimJobBatchFunction1795939200001 } from './1795939200001-CreateClaimJobBatchFunction';
+import { jobQueueMigrations } from 'nest-pg-job-queue';
+import { CreateAuditLog1796000000000 } from './1796000000000-CreateAuditLog';
 
 /**
- * The job queue's migrations in the order they must run. Add them to your DataSource:
- * `migrations: [...jobQueueMigrations, ...yourOwn]`.
- *
- * @publicApi
+ * The example app's migrations, in the order they run: the job queue's (from the package), then
+ * the app's own. A real app lists its migrations the same way.
  */
-export const jobQueueMigrations = [
-  CreateJobsTable1795939200000,
-  CreateClaimJobBatchFunction1795939200001,
-];
-
-/** The claim statement the newest migration installed (for plan checks). */
-export { CLAIM_JOB_BATCH_QUERY_V1 as CURRENT_CLAIM_JOB_BATCH_QUERY } from './1795939200001-CreateClaimJobBatchFunction';
+export const exampleAppMigrations = [...jobQueueMigrations, CreateAuditLog1796000000000];

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Job, JobQueueModule, jobQueueMigrations } from '@app/job-queue';
+import { Job, JobQueueModule } from 'nest-pg-job-queue';
+import { exampleAppMigrations } from '../migrations';
 import { JobQueueExceptionFilter } from './common/job-queue-exception.filter';
 import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
@@ -20,7 +21,7 @@ function envInt(name: string): number | undefined {
         type: 'postgres',
         url: process.env.DATABASE_URL,
         entities: [Job],
-        migrations: jobQueueMigrations,
+        migrations: exampleAppMigrations,
         migrationsRun: true,
       }),
     }),

@@ -1,24 +1,22 @@
 'use strict';
-// Our library, run the way an app runs it: the built package (bench/build, copied from
-// `nest build job-queue` by run.sh) inside a Nest application context booted with
+// Our library, run the way an app runs it: the packed package (installed by run.sh into
+// bench/node_modules under its name) inside a Nest application context booted with
 // TypeOrmModule.forRoot + JobQueueModule.forRoot and a provider with a no-op @JobHandler.
 // Decorators are applied by hand: this is plain JavaScript, as a user's compiled code is.
 require('reflect-metadata');
-const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const { packageDir } = require('../lib/packages');
 
-const LIB_DIR = path.join(__dirname, '..', 'build', 'libs', 'job-queue', 'src');
 const JOB_TYPE = 'bench.noop';
 
 function load() {
   let queue;
   try {
-    queue = require(LIB_DIR);
+    queue = require('nest-pg-job-queue');
   } catch (error) {
     throw new Error(
-      `the built library is missing at ${LIB_DIR}: run the bench through bench/run.sh (${error.message})`,
+      `nest-pg-job-queue is not installed in bench/node_modules: run the bench through bench/run.sh (${error.message})`,
     );
   }
   return {

@@ -4,7 +4,7 @@ import {
   JobNotFoundError,
   JobQueueError,
   JobStateConflictError,
-} from '@app/job-queue';
+} from 'nest-pg-job-queue';
 
 /** Turns the queue's typed errors into HTTP answers: bad input 400, unknown job 404, wrong state 409. */
 @Catch(JobQueueError)

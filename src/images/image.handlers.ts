@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Job, JobContext, JobHandler } from '@app/job-queue';
+import { Job, JobContext, JobHandler } from 'nest-pg-job-queue';
 import { IMAGE_PROCESS_JOB, ImageJobData } from './images.constants';
 
 /** Pretends to make thumbnails; a real handler would fetch, resize and store the image. */

@@ -1,5 +1,5 @@
 import { Body, Controller, Post } from '@nestjs/common';
-import { Job, QueueService } from '@app/job-queue';
+import { Job, QueueService } from 'nest-pg-job-queue';
 import {
   optionalString,
   requireInt,

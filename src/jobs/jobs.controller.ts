@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { Job, JobQueueStats, JobStatus, QueueService } from '@app/job-queue';
+import { Job, JobQueueStats, JobStatus, QueueService } from 'nest-pg-job-queue';
 import { optionalEnum, optionalQueryInt, optionalString } from '../common/request-validation';
 
 const MAX_PAGE_SIZE = 200;

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Job } from '@app/job-queue';
+import { Job } from 'nest-pg-job-queue';
 import { JobsController } from './jobs.controller';
 
 @Module({ imports: [TypeOrmModule.forFeature([Job])], controllers: [JobsController] })

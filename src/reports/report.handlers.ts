@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Job, JobContext, JobHandler } from '@app/job-queue';
+import { Job, JobContext, JobHandler } from 'nest-pg-job-queue';
 import {
   REPORT_GENERATION_JOB,
   REPORT_STAGES,

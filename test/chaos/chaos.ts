@@ -14,8 +14,8 @@
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { JobQueueUnavailableError, QueueService } from '@app/job-queue';
-import { resolveJobQueueOptions } from '@app/job-queue/job-queue.options';
+import { JobQueueUnavailableError, QueueService } from 'nest-pg-job-queue';
+import { resolveJobQueueOptions } from '../../libs/job-queue/src/job-queue.options';
 import { ChildWorkers, CREATE_JOB_RUNS_TABLE, WorkerProcess } from '../support/child-workers';
 import { OwnPostgres } from '../support/own-postgres';
 

@@ -1,4 +1,4 @@
-import { Job, JobStatus } from '@app/job-queue';
+import { Job, JobStatus } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {

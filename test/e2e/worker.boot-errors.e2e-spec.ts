@@ -3,7 +3,7 @@ import {
   InvalidJobQueueOptionsError,
   JobQueueError,
   JobStatus,
-} from '@app/job-queue';
+} from 'nest-pg-job-queue';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   BootOkHandlers,

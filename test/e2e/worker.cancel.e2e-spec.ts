@@ -1,4 +1,4 @@
-import { Job, JobCancelledError, JobStatus } from '@app/job-queue';
+import { Job, JobCancelledError, JobStatus } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { CancelHandlers } from '../fixtures/cancel.handlers';

@@ -1,4 +1,4 @@
-import { JobStatus } from '@app/job-queue';
+import { JobStatus } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {

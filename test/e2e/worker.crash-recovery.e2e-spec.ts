@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { QueueService } from '@app/job-queue';
+import { QueueService } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
 import { waitFor } from '../support/wait-for';

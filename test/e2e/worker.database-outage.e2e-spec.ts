@@ -12,10 +12,10 @@ import {
   JobQueueUnavailableError,
   JobStatus,
   QueueService,
-} from '@app/job-queue';
-import { resolveJobQueueOptions } from '@app/job-queue/job-queue.options';
-import { MAX_FAILURE_BACKOFF_MS } from '@app/job-queue/worker/failure-backoff';
-import { FIRST_LOG_PERIOD_MS, MAX_LOG_PERIOD_MS } from '@app/job-queue/worker/log-period';
+} from 'nest-pg-job-queue';
+import { resolveJobQueueOptions } from '../../libs/job-queue/src/job-queue.options';
+import { MAX_FAILURE_BACKOFF_MS } from '../../libs/job-queue/src/worker/failure-backoff';
+import { FIRST_LOG_PERIOD_MS, MAX_LOG_PERIOD_MS } from '../../libs/job-queue/src/worker/log-period';
 import { CapturingLogger } from '../support/capturing-logger';
 import { Gate } from '../support/gate';
 import { OwnPostgres } from '../support/own-postgres';

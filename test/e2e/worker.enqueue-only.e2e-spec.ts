@@ -1,5 +1,5 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { JobStatus } from '@app/job-queue';
+import { JobStatus } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { RECORD_JOB, RecordingHandlers, WITNESS_JOB } from '../fixtures/recording.handlers';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
-import { Job, JobContext, JobHandler, JobStatus } from '@app/job-queue';
+import { Job, JobContext, JobHandler, JobStatus } from 'nest-pg-job-queue';
 import { untilAborted } from '../support/gate';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';

@@ -1,4 +1,4 @@
-import { JobStatus, WorkerShutdownError } from '@app/job-queue';
+import { JobStatus, WorkerShutdownError } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { ShutdownHandlers } from '../fixtures/shutdown.handlers';

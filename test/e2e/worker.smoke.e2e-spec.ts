@@ -8,7 +8,7 @@ import {
   JobQueueModule,
   JobStatus,
   QueueService,
-} from '@app/job-queue';
+} from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { waitFor } from '../support/wait-for';
 

@@ -1,4 +1,4 @@
-import { Job, JobStatus, JobTimeoutError } from '@app/job-queue';
+import { Job, JobStatus, JobTimeoutError } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { HANDLER_TIMEOUT_MS, TimeoutHandlers } from '../fixtures/timeout.handlers';

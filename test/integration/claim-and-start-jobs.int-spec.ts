@@ -1,5 +1,5 @@
-import { Job } from '@app/job-queue';
-import { claimAndStartJobs } from '@app/job-queue/sql/claim-job-batch.query';
+import { Job } from 'nest-pg-job-queue';
+import { claimAndStartJobs } from '../../libs/job-queue/src/sql/claim-job-batch.query';
 import { useQueueTestingModule } from '../support/test-app';
 
 // The worker's claim reads timestamps as text and parses them itself (for speed); these pin that

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { InvalidJobInputError } from '@app/job-queue';
-import { jobQueueMigrations } from '../../migrations';
+import { InvalidJobInputError } from 'nest-pg-job-queue';
+import { jobQueueMigrations } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { useQueueTestingModule } from '../support/test-app';
 

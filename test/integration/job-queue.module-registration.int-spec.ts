@@ -8,7 +8,7 @@ import {
   JobQueueModule,
   JobQueueModuleOptions,
   QueueService,
-} from '@app/job-queue';
+} from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
 

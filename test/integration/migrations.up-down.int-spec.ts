@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { jobQueueMigrations } from '../../migrations';
+import { jobQueueMigrations } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
 const SEED_COLUMNS = [

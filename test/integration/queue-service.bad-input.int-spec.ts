@@ -7,7 +7,7 @@ import {
   JobStateConflictError,
   JobStatus,
   QueueService,
-} from '@app/job-queue';
+} from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { QueryCounter } from '../support/query-counter';
 import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';

@@ -1,4 +1,4 @@
-import { EnqueueManyItem, Job } from '@app/job-queue';
+import { EnqueueManyItem, Job } from 'nest-pg-job-queue';
 import { QueryCounter } from '../support/query-counter';
 import { useQueueTestingModule } from '../support/test-app';
 

@@ -1,4 +1,4 @@
-import { Job, JobStatus } from '@app/job-queue';
+import { Job, JobStatus } from 'nest-pg-job-queue';
 import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService: management API', () => {

@@ -1,4 +1,4 @@
-import { Job, JobNotFoundError } from '@app/job-queue';
+import { Job, JobNotFoundError } from 'nest-pg-job-queue';
 import { useQueueTestingModule } from '../support/test-app';
 
 class Rollback extends Error {}

@@ -1,4 +1,4 @@
-import { JobStatus } from '@app/job-queue';
+import { JobStatus } from 'nest-pg-job-queue';
 import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { jobQueueMigrations } from '../../migrations';
+// Relative, not the package name: Jest's globalSetup loads this file without moduleNameMapper.
+import { jobQueueMigrations } from '../../libs/job-queue/src/migrations';
 
 /** Set by globalSetup for every test worker. */
 export const SERVER_URL_ENV = 'JOB_QUEUE_TEST_SERVER_URL';

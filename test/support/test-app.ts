@@ -2,7 +2,7 @@ import { ModuleMetadata, Provider } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule, TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { JobQueueModule, JobQueueModuleOptions, QueueService } from '@app/job-queue';
+import { JobQueueModule, JobQueueModuleOptions, QueueService } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from './database';
 
 type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;

@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { JobQueueModule, JobQueueModuleOptions, QueueService } from '@app/job-queue';
+import { JobQueueModule, JobQueueModuleOptions, QueueService } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from './database';
 
 export interface WorkerAppOptions {

@@ -1,6 +1,10 @@
 import { hostname } from 'node:os';
-import { InvalidJobQueueOptionsError, JobQueueError, JobQueueModuleOptions } from '@app/job-queue';
-import { resolveJobQueueOptions } from '@app/job-queue/job-queue.options';
+import {
+  InvalidJobQueueOptionsError,
+  JobQueueError,
+  JobQueueModuleOptions,
+} from 'nest-pg-job-queue';
+import { resolveJobQueueOptions } from '../../libs/job-queue/src/job-queue.options';
 
 function resolveError(options: unknown): InvalidJobQueueOptionsError {
   try {

@@ -1,5 +1,5 @@
-import { Job, JobCancelledError, JobTimeoutError } from '@app/job-queue';
-import { RunningJob } from '@app/job-queue/worker/running-job';
+import { Job, JobCancelledError, JobTimeoutError } from 'nest-pg-job-queue';
+import { RunningJob } from '../../libs/job-queue/src/worker/running-job';
 
 // The signal is made lazily (on first read); these pin that it still behaves like one
 // AbortController per job, whenever the handler first reads it.

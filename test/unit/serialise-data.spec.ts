@@ -1,5 +1,5 @@
-import { InvalidJobInputError } from '@app/job-queue';
-import { serialiseData } from '@app/job-queue/job-input.validation';
+import { InvalidJobInputError } from 'nest-pg-job-queue';
+import { serialiseData } from '../../libs/job-queue/src/job-input.validation';
 
 // serialiseData has a fast path for plain JSON and a checked path for everything else; both must
 // give JSON.stringify's text for what they accept, and the checked path names what it refuses.

@@ -18,7 +18,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'a constant WHERE clause shared by the two shapes of the outcome write; values are parameters',
   'libs/job-queue/src/sql/insert-jobs.query.ts onConflict':
     'the conflict clause or nothing, both constants of the same file; values are parameters',
-  'migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':
+  'libs/job-queue/src/migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':
     'DDL cannot take parameters; the claim query body is a constant shared with the plan test',
 };
 

@@ -10,4 +10,4 @@ export * from './interfaces/job-context.interface';
 export * from './interfaces/backoff-options.interface';
 export * from './interfaces/enqueue-options.interface';
 export { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';
-export { jobQueueMigrations } from '../../../migrations';
+export { jobQueueMigrations } from './migrations';
