@@ -1,4 +1,4 @@
-// Type-checks every ```ts block of README.md against the library, so the guide cannot drift
+// Type-checks every ```ts block of the package's README (libs/job-queue/README.md) against the library, so the guide cannot drift
 // from the API. A block preceded by `<!-- file: name.ts -->` is written under that name (blocks
 // import each other); others get block-N.ts. Part of `npm run lint`.
 import { execFileSync } from 'node:child_process';
@@ -10,9 +10,9 @@ const dir = join(root, '.data', 'readme-snippets');
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const readme = readFileSync(join(root, 'libs', 'job-queue', 'README.md'), 'utf8');
 const blocks = [...readme.matchAll(/(?:<!-- file: ([\w.-]+) -->\n)?```ts\n([\s\S]*?)```/g)];
-if (blocks.length === 0) throw new Error('README.md has no ```ts blocks to check');
+if (blocks.length === 0) throw new Error('libs/job-queue/README.md has no ```ts blocks to check');
 blocks.forEach(([, name, code], i) => writeFileSync(join(dir, name ?? `block-${i + 1}.ts`), code));
 writeFileSync(
   join(dir, 'tsconfig.json'),
