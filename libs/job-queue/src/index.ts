@@ -1,13 +1,48 @@
-export * from './job-queue.module';
-export * from './queue.service';
-export * from './decorators';
-export * from './entities/job.entity';
-export * from './entities/job-status.enum';
-export * from './errors';
-export * from './interfaces/job-queue-options.interface';
-export * from './interfaces/job-handler-options.interface';
-export * from './interfaces/job-context.interface';
-export * from './interfaces/backoff-options.interface';
-export * from './interfaces/enqueue-options.interface';
-export { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';
+// The package's public surface, named one by one: anything not listed here is internal and may
+// change in any release. `npm run api:check` compares it with etc/nest-pg-job-queue.api.md, so a
+// change to what users can import shows in review.
+
+// Module and options
+export { JobQueueModule } from './job-queue.module';
+export type {
+  JobQueueModuleAsyncOptions,
+  JobQueueModuleRootOptions,
+} from './job-queue.module-definition';
+export type {
+  JobQueueModuleOptions,
+  JobQueueWorkerOptions,
+} from './interfaces/job-queue-options.interface';
+export type { BackoffOptions } from './interfaces/backoff-options.interface';
 export { jobQueueMigrations } from './migrations';
+
+// Producing and managing jobs
+export { QueueService } from './queue.service';
+export type { JobQueueStats, JobStatusCounts } from './queue.service';
+export type {
+  EnqueueManyItem,
+  EnqueueOptions,
+  JobOptions,
+  WriteOptions,
+} from './interfaces/enqueue-options.interface';
+export { Job } from './entities/job.entity';
+export { JobStatus } from './entities/job-status.enum';
+
+// Handling jobs
+export { JobHandler } from './decorators/job-handler.decorator';
+export type { JobHandlerOptions } from './interfaces/job-handler-options.interface';
+export type { JobContext, JobHandlerFunction } from './interfaces/job-context.interface';
+
+// Errors
+export {
+  DuplicateJobHandlerError,
+  InvalidJobInputError,
+  InvalidJobQueueOptionsError,
+  JobCancelledError,
+  JobNotFoundError,
+  JobQueueError,
+  JobQueueUnavailableError,
+  JobStateConflictError,
+  JobTimeoutError,
+  PermanentJobError,
+  WorkerShutdownError,
+} from './errors';

@@ -19,3 +19,13 @@ export const {
     global: extras.isGlobal,
   }))
   .build();
+
+/** What `JobQueueModule.forRoot()` takes: the module's options plus `isGlobal`. @publicApi */
+export type JobQueueModuleRootOptions = typeof OPTIONS_TYPE;
+
+/**
+ * What `JobQueueModule.forRootAsync()` takes: `useFactory`/`inject`, `useClass` or `useExisting`,
+ * `imports`, `isGlobal`, and the data source's name (it must be known before the factory runs).
+ * @publicApi
+ */
+export type JobQueueModuleAsyncOptions = typeof ASYNC_OPTIONS_TYPE & { dataSource?: string };

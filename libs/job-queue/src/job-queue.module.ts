@@ -2,9 +2,9 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import {
-  ASYNC_OPTIONS_TYPE,
   ConfigurableModuleClass,
-  OPTIONS_TYPE,
+  JobQueueModuleAsyncOptions,
+  JobQueueModuleRootOptions,
 } from './job-queue.module-definition';
 import { dataSourceProvider, resolvedOptionsProvider } from './job-queue.providers';
 import { QueueService } from './queue.service';
@@ -46,12 +46,12 @@ const coreProviders = [
  */
 @Module({})
 export class JobQueueModule extends ConfigurableModuleClass {
-  static forRoot(options: typeof OPTIONS_TYPE = {}): DynamicModule {
+  static forRoot(options: JobQueueModuleRootOptions = {}): DynamicModule {
     return this.withCoreProviders(super.forRoot(options), options.dataSource);
   }
 
   /** `dataSource` goes here, beside `useFactory`, not in what the factory returns. */
-  static forRootAsync(options: typeof ASYNC_OPTIONS_TYPE & { dataSource?: string }): DynamicModule {
+  static forRootAsync(options: JobQueueModuleAsyncOptions): DynamicModule {
     const { dataSource, ...asyncOptions } = options;
     return this.withCoreProviders(super.forRootAsync(asyncOptions), dataSource);
   }

@@ -1,3 +1,4 @@
+import { MigrationInterface } from 'typeorm';
 import { CreateJobsTable1795939200000 } from './1795939200000-CreateJobsTable';
 import { CreateClaimJobBatchFunction1795939200001 } from './1795939200001-CreateClaimJobBatchFunction';
 
@@ -7,7 +8,7 @@ import { CreateClaimJobBatchFunction1795939200001 } from './1795939200001-Create
  *
  * @publicApi
  */
-export const jobQueueMigrations = [
+export const jobQueueMigrations: Array<new () => MigrationInterface> = [
   CreateJobsTable1795939200000,
   CreateClaimJobBatchFunction1795939200001,
 ];
