@@ -1,5 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { JobStatus } from 'nest-pg-job-queue';
+import { JOB_QUEUE_SCHEDULER } from '../../libs/job-queue/src/job-queue.constants';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { RECORD_JOB, RecordingHandlers, WITNESS_JOB } from '../fixtures/recording.handlers';
@@ -24,7 +25,7 @@ describe('worker: false (an enqueue-only app)', () => {
   });
 
   it('never claims a job, while a worker next to it runs its own', async () => {
-    expect(enqueueOnly.app.get(SchedulerRegistry).getIntervals()).toEqual([]);
+    expect(enqueueOnly.app.get<SchedulerRegistry>(JOB_QUEUE_SCHEDULER).getIntervals()).toEqual([]);
     const job = await enqueueOnly.queue.enqueue(RECORD_JOB, {});
 
     // Several rounds of the witness worker: polls and notifications have come and gone.

@@ -8,6 +8,11 @@ export const JOBS_INSERTED_CHANNEL = 'job_queue_jobs_inserted';
 export const RESOLVED_JOB_QUEUE_OPTIONS = Symbol('RESOLVED_JOB_QUEUE_OPTIONS');
 /** Token of the `DataSource` the queue uses (the app's own, by name). */
 export const JOB_QUEUE_DATA_SOURCE = Symbol('JOB_QUEUE_DATA_SOURCE');
+/**
+ * Token of the `SchedulerRegistry` the worker's intervals go in: the host's when it imports
+ * `ScheduleModule.forRoot()`, else one of the queue's own.
+ */
+export const JOB_QUEUE_SCHEDULER = Symbol('JOB_QUEUE_SCHEDULER');
 
 export const DEFAULT_PRIORITY = 100;
 export const DEFAULT_MAX_ATTEMPTS = 3;

@@ -1,12 +1,15 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ScheduleModule } from '@nestjs/schedule';
 import {
   ConfigurableModuleClass,
   JobQueueModuleAsyncOptions,
   JobQueueModuleRootOptions,
 } from './job-queue.module-definition';
-import { dataSourceProvider, resolvedOptionsProvider } from './job-queue.providers';
+import {
+  dataSourceProvider,
+  resolvedOptionsProvider,
+  schedulerProvider,
+} from './job-queue.providers';
 import { QueueService } from './queue.service';
 import { JobHandlerMetadataAccessor } from './discovery/job-handler-metadata.accessor';
 import { JobHandlerExplorer } from './discovery/job-handler.explorer';
@@ -24,6 +27,7 @@ import { RunningJobs } from './worker/running-jobs';
 // known once async options resolve, after the provider list is fixed).
 const coreProviders = [
   resolvedOptionsProvider,
+  schedulerProvider,
   QueueService,
   JobHandlerMetadataAccessor,
   JobHandlerExplorer,
@@ -62,7 +66,8 @@ export class JobQueueModule extends ConfigurableModuleClass {
   ): DynamicModule {
     return {
       ...definition,
-      imports: [...(definition.imports ?? []), DiscoveryModule, ScheduleModule.forRoot()],
+      // No ScheduleModule.forRoot() here: see schedulerProvider.
+      imports: [...(definition.imports ?? []), DiscoveryModule],
       providers: [
         ...(definition.providers ?? []),
         ...coreProviders,

@@ -1,7 +1,12 @@
 import { Provider } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from './job-queue.constants';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from './job-queue.constants';
 import { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';
 import { resolveJobQueueOptions, ResolvedJobQueueOptions } from './job-queue.options';
 import { INVALID_OPTION } from './job-queue.messages';
@@ -13,6 +18,19 @@ export const resolvedOptionsProvider: Provider = {
   provide: RESOLVED_JOB_QUEUE_OPTIONS,
   useFactory: (options: JobQueueModuleOptions) => resolveJobQueueOptions(options),
   inject: [JOB_QUEUE_MODULE_OPTIONS],
+};
+
+/**
+ * Where the worker's intervals are registered: the host's `SchedulerRegistry` when the host imports
+ * `ScheduleModule.forRoot()` (a global module, so it is found from here), else a registry of the
+ * queue's own. The queue never imports `ScheduleModule` itself: a second instance of it would mount
+ * every host `@Cron` / `@Interval` / `@Timeout` a second time.
+ */
+export const schedulerProvider: Provider = {
+  provide: JOB_QUEUE_SCHEDULER,
+  useFactory: (hostRegistry: SchedulerRegistry | undefined) =>
+    hostRegistry ?? new SchedulerRegistry(),
+  inject: [{ token: SchedulerRegistry, optional: true }],
 };
 
 /**

@@ -1,7 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
@@ -21,7 +25,7 @@ export class StaleJobReaper {
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly registry: JobHandlerRegistry,
-    schedulerRegistry: SchedulerRegistry,
+    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
   ) {
     this.task = new ScheduledTask(
       schedulerRegistry,

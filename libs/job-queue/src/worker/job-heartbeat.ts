@@ -1,7 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobCancelledError } from '../errors';
 import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
@@ -23,7 +27,7 @@ export class JobHeartbeat {
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
     private readonly completer: JobCompleter,
-    schedulerRegistry: SchedulerRegistry,
+    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
   ) {
     this.task = new ScheduledTask(
       schedulerRegistry,
@@ -36,6 +40,11 @@ export class JobHeartbeat {
 
   start(): void {
     this.task.start();
+  }
+
+  /** Keeps renewing leases while running jobs drain, whatever the host's scheduler does meanwhile. */
+  detach(): void {
+    this.task.detach();
   }
 
   stop(): Promise<void> {

@@ -1,7 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from '../job-queue.constants';
 import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
@@ -10,6 +14,7 @@ import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
+import { ScheduledTask } from './scheduled-task';
 
 /** One claim: these types, at most this many jobs. */
 interface ClaimRequest {
@@ -19,7 +24,7 @@ interface ClaimRequest {
 
 /**
  * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
- * in SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more work than
+ * in the queue's SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more work than
  * it could take; polls never overlap (a wake during a poll runs one more poll after it).
  */
 @Injectable()
@@ -29,6 +34,8 @@ export class JobPoller {
   private readonly outageLog = new LogPeriod();
   /** Set while a failed poll waits for its retry: other wakes (interval, LISTEN) are ignored. */
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Made at the first start: its period is a worker option, and `worker: false` has none. */
+  private interval: ScheduledTask | undefined;
   private jobTypes: string[] = [];
   private stopped = true;
   private polling: Promise<void> | undefined;
@@ -43,15 +50,11 @@ export class JobPoller {
     private readonly registry: JobHandlerRegistry,
     private readonly running: RunningJobs,
     private readonly executor: JobExecutor,
-    private readonly schedulerRegistry: SchedulerRegistry,
+    @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
   ) {}
 
   private get worker(): ResolvedWorkerOptions {
     return this.options.worker as ResolvedWorkerOptions;
-  }
-
-  private get intervalName(): string {
-    return `job-queue:poll:${this.options.workerId}`;
   }
 
   start(jobTypes: string[]): void {
@@ -60,10 +63,14 @@ export class JobPoller {
     this.executor.onSlotFreed = () => {
       if (this.saturated) this.wake();
     };
-    this.schedulerRegistry.addInterval(
-      this.intervalName,
-      setInterval(() => this.wake(), this.worker.pollIntervalMs),
+    this.interval ??= new ScheduledTask(
+      this.schedulerRegistry,
+      `job-queue:poll:${this.options.workerId}`,
+      this.worker.pollIntervalMs,
+      async () => this.wake(),
+      () => undefined, // wake() does not throw: a failed poll is logged where it fails
     );
+    this.interval.start();
     this.wake();
   }
 
@@ -73,9 +80,7 @@ export class JobPoller {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) {
-      this.schedulerRegistry.deleteInterval(this.intervalName);
-    }
+    await this.interval?.stop();
     await this.polling;
   }
 

@@ -66,6 +66,9 @@ export class JobWorkerOrchestrator implements OnApplicationBootstrap, BeforeAppl
     if (!this.started) return;
     this.started = false;
     const deadline = Date.now() + this.options.shutdownTimeoutMs;
+    // Leases must be renewed until the jobs are handed back, whatever the host's ScheduleModule
+    // does to its registry meanwhile.
+    this.heartbeat.detach();
     await Promise.all([this.poller.stop(), this.listener.stop(), this.reaper.stop()]);
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();
