@@ -42,7 +42,7 @@ export class JobHeartbeat {
     this.task.start();
   }
 
-  /** Keeps renewing leases while running jobs drain, whatever the host's scheduler does meanwhile. */
+  /** Keeps renewing leases while running jobs drain, whatever the host's scheduler does. */
   detach(): void {
     this.task.detach();
   }

@@ -24,8 +24,8 @@ interface ClaimRequest {
 
 /**
  * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
- * in the queue's SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more work than
- * it could take; polls never overlap (a wake during a poll runs one more poll after it).
+ * in the queue's SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more
+ * work than it could take; polls never overlap (a wake during a poll runs one more poll after it).
  */
 @Injectable()
 export class JobPoller {
