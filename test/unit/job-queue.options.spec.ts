@@ -27,6 +27,7 @@ describe('resolveJobQueueOptions', () => {
         pollIntervalMs: 1_000,
         jobTypes: undefined,
         listen: true,
+        autoStart: true,
       },
       staleAfterMs: 60_000,
       heartbeatIntervalMs: 10_000,
@@ -52,7 +53,7 @@ describe('resolveJobQueueOptions', () => {
     const resolved = resolveJobQueueOptions({
       dataSource: 'jobsdb',
       workerId: 'worker-1',
-      worker: { concurrency: 4, jobTypes: ['a', 'b'], listen: false },
+      worker: { concurrency: 4, jobTypes: ['a', 'b'], listen: false, autoStart: false },
       staleAfterMs: 3_000,
       backoff: { baseDelayMs: 50 },
       isGlobal: true,
@@ -60,7 +61,13 @@ describe('resolveJobQueueOptions', () => {
     expect(resolved).toMatchObject({
       dataSource: 'jobsdb',
       workerId: 'worker-1',
-      worker: { concurrency: 4, batchSize: 4, jobTypes: ['a', 'b'], listen: false },
+      worker: {
+        concurrency: 4,
+        batchSize: 4,
+        jobTypes: ['a', 'b'],
+        listen: false,
+        autoStart: false,
+      },
       staleAfterMs: 3_000,
       heartbeatIntervalMs: 1_000,
       backoff: { baseDelayMs: 50, maxDelayMs: 3_600_000, jitter: 0.2 },
@@ -128,6 +135,8 @@ describe('resolveJobQueueOptions', () => {
       `''`,
     ],
     ['worker.listen "yes"', { worker: { listen: 'yes' } }, 'worker.listen', `'yes'`],
+    ['worker.autoStart "false"', { worker: { autoStart: 'false' } }, 'worker.autoStart', `'false'`],
+    ['worker.autoStart 0', { worker: { autoStart: 0 } }, 'worker.autoStart', ': 0.'],
     ['worker true', { worker: true }, 'worker', 'true'],
     ['dataSource empty', { dataSource: '' }, 'dataSource', `''`],
     ['workerId of 256 characters', { workerId: 'w'.repeat(256) }, 'workerId', 'www'],
@@ -160,7 +169,7 @@ describe('resolveJobQueueOptions', () => {
       /Known options: dataSource, workerId, worker,/,
     );
     expect(resolveError({ worker: { concurency: 2 } }).message).toContain(
-      'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen',
+      'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen, autoStart.',
     );
   });
 

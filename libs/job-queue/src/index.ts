@@ -15,6 +15,9 @@ export type {
 export type { BackoffOptions } from './interfaces/backoff-options.interface';
 export { jobQueueMigrations } from './migrations';
 
+// The worker: starts by itself unless worker.autoStart is false
+export { JobWorker } from './worker/job-worker';
+
 // Producing and managing jobs
 export { QueueService } from './queue.service';
 export type { JobQueueStats, JobStatusCounts } from './queue.service';

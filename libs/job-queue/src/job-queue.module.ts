@@ -20,6 +20,7 @@ import { JobExecutor } from './worker/job-executor';
 import { JobHeartbeat } from './worker/job-heartbeat';
 import { JobListener } from './worker/job-listener';
 import { JobPoller } from './worker/job-poller';
+import { JobWorker } from './worker/job-worker';
 import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
 import { RunningJobs } from './worker/running-jobs';
 
@@ -39,6 +40,7 @@ const coreProviders = [
   JobListener,
   JobHeartbeat,
   StaleJobReaper,
+  JobWorker,
   JobWorkerOrchestrator,
 ];
 
@@ -73,7 +75,7 @@ export class JobQueueModule extends ConfigurableModuleClass {
         ...coreProviders,
         dataSourceProvider(dataSource),
       ],
-      exports: [...(definition.exports ?? []), QueueService],
+      exports: [...(definition.exports ?? []), QueueService, JobWorker],
     };
   }
 }

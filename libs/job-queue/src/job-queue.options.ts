@@ -20,7 +20,10 @@ import {
 import { INVALID_OPTION, UNKNOWN_OPTION } from './job-queue.messages';
 import { InvalidJobQueueOptionsError } from './errors';
 import { BackoffOptions } from './interfaces/backoff-options.interface';
-import { JobQueueModuleOptions } from './interfaces/job-queue-options.interface';
+import {
+  JobQueueModuleOptions,
+  JobQueueWorkerOptions,
+} from './interfaces/job-queue-options.interface';
 
 export interface ResolvedBackoff {
   baseDelayMs: number;
@@ -35,6 +38,8 @@ export interface ResolvedWorkerOptions {
   /** `undefined`: the types of the discovered handlers. */
   jobTypes: string[] | undefined;
   listen: boolean;
+  /** `false`: the worker waits for `JobWorker.start()`. */
+  autoStart: boolean;
 }
 
 /** Every option filled in and checked: what the rest of the library reads. */
@@ -68,7 +73,14 @@ const MODULE_KEYS = [
   'progressThrottleMs',
   'databaseTimeoutMs',
 ] as const satisfies readonly (keyof JobQueueModuleOptions)[];
-const WORKER_KEYS = ['concurrency', 'batchSize', 'pollIntervalMs', 'jobTypes', 'listen'] as const;
+const WORKER_KEYS = [
+  'concurrency',
+  'batchSize',
+  'pollIntervalMs',
+  'jobTypes',
+  'listen',
+  'autoStart',
+] as const satisfies readonly (keyof JobQueueWorkerOptions)[];
 const BACKOFF_KEYS = ['baseDelayMs', 'maxDelayMs', 'jitter'] as const;
 // Named only to keep `isGlobal` (a ConfigurableModuleBuilder extra) from reading as unknown.
 const EXTRA_KEYS = ['isGlobal'];
@@ -101,6 +113,12 @@ export function intOption(option: string, value: unknown, fallback: number, min:
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > PG_INT_MAX) {
     fail(option, value, `an integer from ${min} to ${PG_INT_MAX}`);
   }
+  return value;
+}
+
+function booleanOption(option: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') fail(option, value, 'true or false');
   return value;
 }
 
@@ -164,9 +182,9 @@ function resolveWorker(value: unknown): ResolvedWorkerOptions | false {
       (type, i) => stringOption(`worker.jobTypes[${i}]`, type, MAX_JOB_TYPE_LENGTH) as string,
     );
   }
-  const listen = worker.listen ?? true;
-  if (typeof listen !== 'boolean') fail('worker.listen', listen, 'true or false');
-  return { concurrency, batchSize, pollIntervalMs, jobTypes, listen };
+  const listen = booleanOption('worker.listen', worker.listen, true);
+  const autoStart = booleanOption('worker.autoStart', worker.autoStart, true);
+  return { concurrency, batchSize, pollIntervalMs, jobTypes, listen, autoStart };
 }
 
 /**

@@ -15,6 +15,11 @@ export interface JobQueueWorkerOptions {
    * pool sits behind PgBouncer in transaction mode (polling still finds every job). Default: true.
    */
   listen?: boolean;
+  /**
+   * Start claiming once the application has bootstrapped. `false`: the worker waits until the app
+   * calls `JobWorker.start()` (say, after a warm-up, or only on some nodes). Default: true.
+   */
+  autoStart?: boolean;
 }
 
 /**

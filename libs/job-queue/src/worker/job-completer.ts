@@ -45,6 +45,11 @@ export class JobCompleter {
     else this.schedule(DEFAULT_COMPLETION_FLUSH_MS);
   }
 
+  /** Back to writing in the background after a drain: the worker was started again. */
+  resume(): void {
+    this.drained = false;
+  }
+
   /** Writes everything queued; on shutdown, keeps trying until `deadline` (epoch ms). */
   async drain(deadline: number): Promise<void> {
     this.drained = true;

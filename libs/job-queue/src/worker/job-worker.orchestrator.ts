@@ -2,108 +2,35 @@ import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
-import { INVALID_OPTION } from '../job-queue.messages';
-import { StaleJobReaper } from '../maintenance/stale-job-reaper';
-import { releaseWorkerJobs } from '../sql/release-jobs.query';
-import { JobCompleter } from './job-completer';
-import { JobHeartbeat } from './job-heartbeat';
-import { JobListener } from './job-listener';
-import { JobPoller } from './job-poller';
-import { RunningJobs } from './running-jobs';
+import { jobTypesToClaim, JobWorker } from './job-worker';
 
 /**
- * Starts the worker once the application has bootstrapped (handlers are collected by then) and
- * stops it before shutdown: stop claiming, let running handlers finish within
- * `shutdownTimeoutMs`, abort the rest, write every outcome, and hand back whatever this worker
- * still holds so no job waits `staleAfterMs` for the reaper.
+ * Ties the worker to the application's lifecycle: starts it once the application has
+ * bootstrapped (handlers are collected by then) unless `worker.autoStart` is false, and stops
+ * it, draining, before shutdown.
  */
 @Injectable()
 export class JobWorkerOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('JobQueue');
-  private started = false;
-
   constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly registry: JobHandlerRegistry,
-    private readonly poller: JobPoller,
-    private readonly listener: JobListener,
-    private readonly heartbeat: JobHeartbeat,
-    private readonly completer: JobCompleter,
-    private readonly reaper: StaleJobReaper,
-    private readonly running: RunningJobs,
+    private readonly worker: JobWorker,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const worker = this.options.worker;
     if (worker === false) return;
-    const jobTypes = this.jobTypesToClaim(worker);
-    this.started = true;
-    this.heartbeat.start();
-    this.reaper.start();
-    if (jobTypes.length === 0) {
-      this.logger.warn(
-        'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
-      );
-      return;
-    }
-    if (worker.listen) await this.listener.start(() => this.poller.jobsInserted());
-    this.poller.start(jobTypes);
-    this.logger.log(
-      `Worker ${this.options.workerId} started: ${jobTypes.join(', ')} (concurrency ${worker.concurrency})`,
-    );
+    if (worker.autoStart) await this.worker.start();
+    // A worker started later must not find out only then that its options are wrong.
+    else jobTypesToClaim(worker, this.registry);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    if (!this.started) return;
-    this.started = false;
-    const deadline = Date.now() + this.options.shutdownTimeoutMs;
-    // Leases must be renewed until the jobs are handed back, whatever the host's ScheduleModule
-    // does to its registry meanwhile.
-    this.heartbeat.detach();
-    await Promise.all([this.poller.stop(), this.listener.stop(), this.reaper.stop()]);
-    if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
-      const left = this.running.all();
-      this.logger.warn(`Aborting ${left.length} job(s) still running after shutdownTimeoutMs`);
-      for (const entry of left) entry.abort(new WorkerShutdownError());
-      // Nothing new starts (the poller has stopped): idle means every aborted job is done.
-      await this.running.waitUntilIdle();
-    }
-    // Outcomes get a little time of their own even when the handlers used it all up.
-    await this.completer.drain(Math.max(deadline, Date.now() + 1_000));
-    await this.heartbeat.stop();
-    try {
-      const released = await releaseWorkerJobs(this.dataSource, this.options.workerId);
-      if (released.length > 0) {
-        this.logger.log(`Handed ${released.length} unfinished job(s) back to the queue`);
-      }
-    } catch (error) {
-      // Shutdown must finish even with the database gone: the reaper recovers these jobs later.
-      this.logger.error(
-        `Could not hand unfinished jobs back (${(error as Error).message}); ` +
-          `they return to the queue after staleAfterMs`,
-      );
-    }
-  }
-
-  private jobTypesToClaim(worker: ResolvedWorkerOptions): string[] {
-    if (worker.jobTypes === undefined) return this.registry.jobTypes();
-    const missing = worker.jobTypes.filter((jobType) => !this.registry.get(jobType));
-    if (missing.length > 0) {
-      throw new InvalidJobQueueOptionsError(
-        INVALID_OPTION('worker.jobTypes', missing, 'job types that have a @JobHandler in this app'),
-        'worker.jobTypes',
-        missing,
-      );
-    }
-    return worker.jobTypes;
+  beforeApplicationShutdown(): Promise<void> {
+    return this.worker.stop();
   }
 }

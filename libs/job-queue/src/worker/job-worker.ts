@@ -1,0 +1,164 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { JobHandlerRegistry } from '../discovery/job-handler.registry';
+import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
+import { INVALID_OPTION } from '../job-queue.messages';
+import { StaleJobReaper } from '../maintenance/stale-job-reaper';
+import { releaseWorkerJobs } from '../sql/release-jobs.query';
+import { JobCompleter } from './job-completer';
+import { JobHeartbeat } from './job-heartbeat';
+import { JobListener } from './job-listener';
+import { JobPoller } from './job-poller';
+import { RunningJobs } from './running-jobs';
+
+/**
+ * The types a worker claims: its `@JobHandler`s', or `worker.jobTypes`, which must all have a
+ * handler (an `InvalidJobQueueOptionsError` otherwise).
+ */
+export function jobTypesToClaim(
+  worker: ResolvedWorkerOptions,
+  registry: JobHandlerRegistry,
+): string[] {
+  if (worker.jobTypes === undefined) return registry.jobTypes();
+  const missing = worker.jobTypes.filter((jobType) => !registry.get(jobType));
+  if (missing.length > 0) {
+    throw new InvalidJobQueueOptionsError(
+      INVALID_OPTION('worker.jobTypes', missing, 'job types that have a @JobHandler in this app'),
+      'worker.jobTypes',
+      missing,
+    );
+  }
+  return worker.jobTypes;
+}
+
+/**
+ * This process's worker. It starts by itself once the application has bootstrapped, unless
+ * `worker: { autoStart: false }`; then the app calls `start()` when it is ready. `stop()` drains
+ * exactly as application shutdown does: stop claiming, let running handlers finish within
+ * `shutdownTimeoutMs`, abort the rest, write every outcome, and hand back whatever this worker
+ * still holds, so no job waits `staleAfterMs` for the reaper. A stopped worker can start again,
+ * and shutdown stops a started one.
+ *
+ * `start()` and `stop()` take turns: each waits for the one called before it to finish, so
+ * `stop()` during a `start()` stops the worker that start made.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class JobWorker {
+  private readonly logger = new Logger('JobQueue');
+  private started = false;
+  /** The last start/stop asked for, settled without error: the next one runs after it. */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly registry: JobHandlerRegistry,
+    private readonly poller: JobPoller,
+    private readonly listener: JobListener,
+    private readonly heartbeat: JobHeartbeat,
+    private readonly completer: JobCompleter,
+    private readonly reaper: StaleJobReaper,
+    private readonly running: RunningJobs,
+  ) {}
+
+  /** True while the worker is started: from when `start()` starts it until `stop()` drains it. */
+  get isRunning(): boolean {
+    return this.started;
+  }
+
+  /**
+   * Starts claiming the types of this app's `@JobHandler`s (or `worker.jobTypes`). Call it once
+   * the application has initialised: handlers are collected during init. Does nothing when the
+   * worker is running already.
+   *
+   * @throws InvalidJobQueueOptionsError when the app has no worker (`worker: false`), or
+   * `worker.jobTypes` names a type without a handler.
+   */
+  start(): Promise<void> {
+    return this.takeTurn(() => this.startNow());
+  }
+
+  /**
+   * Stops claiming and drains (see the class). Resolves once every outcome is written and the
+   * unfinished jobs are handed back. Does nothing when the worker is not running.
+   */
+  stop(): Promise<void> {
+    return this.takeTurn(() => this.stopNow());
+  }
+
+  private takeTurn(action: () => Promise<void>): Promise<void> {
+    const next = this.turn.then(action);
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  private async startNow(): Promise<void> {
+    const worker = this.options.worker;
+    if (worker === false) {
+      throw new InvalidJobQueueOptionsError(
+        INVALID_OPTION(
+          'worker',
+          false,
+          'worker options (or none) for JobWorker.start(): with worker: false this app is ' +
+            'enqueue-only and has no worker to start',
+        ),
+        'worker',
+        false,
+      );
+    }
+    if (this.started) return;
+    const jobTypes = jobTypesToClaim(worker, this.registry);
+    this.started = true;
+    this.completer.resume();
+    this.heartbeat.start();
+    this.reaper.start();
+    if (jobTypes.length === 0) {
+      this.logger.warn(
+        'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
+      );
+      return;
+    }
+    if (worker.listen) await this.listener.start(() => this.poller.jobsInserted());
+    this.poller.start(jobTypes);
+    this.logger.log(
+      `Worker ${this.options.workerId} started: ${jobTypes.join(', ')} (concurrency ${worker.concurrency})`,
+    );
+  }
+
+  private async stopNow(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    const deadline = Date.now() + this.options.shutdownTimeoutMs;
+    // Leases must be renewed until the jobs are handed back, whatever the host's ScheduleModule
+    // does to its registry meanwhile.
+    this.heartbeat.detach();
+    await Promise.all([this.poller.stop(), this.listener.stop(), this.reaper.stop()]);
+    if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
+      const left = this.running.all();
+      this.logger.warn(`Aborting ${left.length} job(s) still running after shutdownTimeoutMs`);
+      for (const entry of left) entry.abort(new WorkerShutdownError());
+      // Nothing new starts (the poller has stopped): idle means every aborted job is done.
+      await this.running.waitUntilIdle();
+    }
+    // Outcomes get a little time of their own even when the handlers used it all up.
+    await this.completer.drain(Math.max(deadline, Date.now() + 1_000));
+    await this.heartbeat.stop();
+    try {
+      const released = await releaseWorkerJobs(this.dataSource, this.options.workerId);
+      if (released.length > 0) {
+        this.logger.log(`Handed ${released.length} unfinished job(s) back to the queue`);
+      }
+    } catch (error) {
+      // Stopping must finish even with the database gone: the reaper recovers these jobs later.
+      this.logger.error(
+        `Could not hand unfinished jobs back (${(error as Error).message}); ` +
+          `they return to the queue after staleAfterMs`,
+      );
+    }
+    this.logger.log(`Worker ${this.options.workerId} stopped`);
+  }
+}
