@@ -3,19 +3,27 @@ import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { resolve } from 'node:path';
 import { AppModule } from './app.module';
-import { EmbeddedPostgresServer, startEmbeddedPostgres } from './database/embedded-postgres';
+import {
+  embeddedDataDir,
+  EmbeddedPostgresError,
+  EmbeddedPostgresServer,
+  startEmbeddedPostgres,
+} from './database/embedded-postgres';
 
 const logger = new Logger('Example');
 
 /**
  * `npm start`: the example app. Uses DATABASE_URL when set; otherwise starts an embedded
  * PostgreSQL whose data lives in ./.data/postgres (or EMBEDDED_PG_DATA_DIR), so jobs survive a
- * restart.
+ * restart. As root in a private folder (a clone in /root) the server's `postgres` user cannot
+ * reach ./.data, so the data lives in /var/lib/nest-pg-job-queue/<project>-<hash>/postgres instead.
  */
 async function bootstrap(): Promise<void> {
   let embedded: EmbeddedPostgresServer | undefined;
   if (!process.env.DATABASE_URL) {
-    const dataDir = resolve(process.env.EMBEDDED_PG_DATA_DIR ?? '.data/postgres');
+    const dataDir = process.env.EMBEDDED_PG_DATA_DIR
+      ? resolve(process.env.EMBEDDED_PG_DATA_DIR)
+      : await embeddedDataDir(resolve('.data/postgres'));
     embedded = await startEmbeddedPostgres({
       dataDir,
       port: Number(process.env.EMBEDDED_PG_PORT ?? 54329),
@@ -77,6 +85,13 @@ function stopOnSignals(app: INestApplication, embedded?: EmbeddedPostgresServer)
 }
 
 bootstrap().catch((error: unknown) => {
-  logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  // An EmbeddedPostgresError is one line saying why and what to do: its stack would only bury it.
+  const text =
+    error instanceof EmbeddedPostgresError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  logger.error(text);
   process.exit(1);
 });
