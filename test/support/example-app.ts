@@ -1,4 +1,4 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -25,12 +25,20 @@ export interface ExampleApp {
   close(): Promise<void>;
 }
 
+export interface ExampleAppOptions {
+  /** Receives the app's log (e.g. a CapturingLogger); default: errors and warnings on stdout. */
+  logger?: LoggerService;
+}
+
 /**
  * The example app exactly as `npm start` builds it (`AppModule`), on a fresh database: `DATABASE_URL`
  * and the knobs are set in the environment before the module is built (the factories and handlers
  * read them there) and restored by `close()`.
  */
-export async function startExampleApp(env: ExampleAppEnv = {}): Promise<ExampleApp> {
+export async function startExampleApp(
+  env: ExampleAppEnv = {},
+  options: ExampleAppOptions = {},
+): Promise<ExampleApp> {
   const db = await createTestDatabase();
   const settings: Record<string, string> = { DATABASE_URL: db.url };
   for (const [name, value] of Object.entries(env)) settings[name] = String(value);
@@ -47,7 +55,7 @@ export async function startExampleApp(env: ExampleAppEnv = {}): Promise<ExampleA
   const sql = new Client({ connectionString: db.url });
   try {
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+    app = moduleRef.createNestApplication({ logger: options.logger ?? ['error', 'warn'] });
     await app.init();
     await sql.connect();
   } catch (error) {
