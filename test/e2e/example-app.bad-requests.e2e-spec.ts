@@ -1,3 +1,4 @@
+import { CapturingLogger } from '../support/capturing-logger';
 import { ExampleApp, startExampleApp } from '../support/example-app';
 
 interface BadRequest {
@@ -78,14 +79,16 @@ const CASES: BadRequest[] = [
 /**
  * Every way a request to the example app can be wrong gets a 400 (or 404 for a job that does not
  * exist) whose JSON names the field to fix, in `field` and in the message; never a 500, and
- * nothing is enqueued.
+ * nothing is enqueued. Every error answer has one shape, `{ statusCode, error, message }`, the
+ * ones Express's body parser gives (too large, not JSON) included.
  */
 describe('example app: bad requests', () => {
   let example: ExampleApp;
+  const logs = new CapturingLogger();
 
   beforeAll(async () => {
     // Quick handlers: the jobs of the last test must not hold up close().
-    example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 });
+    example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 }, { logger: logs });
   });
 
   afterAll(async () => {
@@ -102,7 +105,11 @@ describe('example app: bad requests', () => {
         field: c.field,
       });
       expect(response.headers['content-type']).toMatch(/^application\/json/);
-      expect(response.body).toMatchObject({ statusCode: c.status, message: expect.any(String) });
+      expect(response.body).toMatchObject({
+        statusCode: c.status,
+        error: expect.any(String),
+        message: expect.any(String),
+      });
       expect(response.body.message).toContain(c.field);
     },
   );
@@ -115,10 +122,36 @@ describe('example app: bad requests', () => {
       .send('{"name": "cat.png"')
       .expect(400);
     // Express's JSON parser refuses it before any route runs: its message, no field.
-    expect(response.body).toMatchObject({
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual({
       statusCode: 400,
+      error: 'Bad Request',
       message: expect.stringMatching(/JSON/),
     });
+  });
+
+  it('answers a body over 100 KB with a 413 of the same shape, logged without a stack', async () => {
+    const payload = `too-large-${'x'.repeat(101 * 1024)}`;
+    const before = logs.lines.length;
+    const response = await example
+      .http()
+      .post('/images')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ name: payload }))
+      .expect(413);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual({
+      statusCode: 413,
+      error: 'Payload Too Large',
+      message: expect.any(String),
+    });
+    // A client's mistake: at most one line below error level, no stack, none of the body.
+    const logged = logs.lines.slice(before);
+    expect(logged.filter((line) => line.level === 'error' || line.level === 'fatal')).toEqual([]);
+    expect(logged.length).toBeLessThanOrEqual(1);
+    for (const line of logged) {
+      expect(line.message).not.toMatch(/\n|\bat \S+ \(|too-large-/);
+    }
   });
 
   it('enqueued nothing for any of them', async () => {
