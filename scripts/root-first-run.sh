@@ -90,8 +90,8 @@ json_field() {
 
 [ "$(stat -c %a "$work")" = 700 ] || fail "mktemp -d made $work with mode $(stat -c %a "$work"), not 700"
 echo "root-first-run: uid $(id -u), clone of $commit in $work (mode 700)"
-git clone -q "$src" "$repo" || fail "git clone $src"
-git -C "$repo" checkout -q "$commit" || fail "git checkout $commit in the clone"
+git -c advice.detachedHead=false clone -q "$src" "$repo" || fail "git clone $src"
+git -C "$repo" -c advice.detachedHead=false checkout -q "$commit" || fail "git checkout $commit in the clone"
 (cd "$repo" && timeout "$INSTALL_DEADLINE_S" npm ci --no-audit --no-fund >"$work/install.log" 2>&1) ||
   { tail -n 40 "$work/install.log" >&2; fail "npm ci failed or took over ${INSTALL_DEADLINE_S}s"; }
 pass "npm ci in the clone ($((SECONDS - started_at)) s so far)"
