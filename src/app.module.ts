@@ -3,7 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Job, JobQueueModule } from 'nest-pg-job-queue';
 import { exampleAppMigrations } from '../migrations';
-import { JobQueueExceptionFilter } from './common/job-queue-exception.filter';
+import { HttpErrorFilter } from './common/http-error.filter';
 import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
 import { ReportsModule } from './reports/reports.module';
@@ -37,6 +37,6 @@ function envInt(name: string): number | undefined {
     ReportsModule,
     JobsModule,
   ],
-  providers: [{ provide: APP_FILTER, useClass: JobQueueExceptionFilter }],
+  providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
 })
 export class AppModule {}

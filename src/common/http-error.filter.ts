@@ -130,7 +130,7 @@ interface HttpResponse {
  * request's body, and the client only learns that it happened.
  */
 @Catch()
-export class JobQueueExceptionFilter implements ExceptionFilter {
+export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpErrors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
