@@ -5,13 +5,15 @@
 # a copy of the binaries) must land where it can (/var/lib/nest-pg-job-queue/<project>-<hash>).
 # Checks: the app answers, a job posted with curl completes, Ctrl-C (SIGINT to the process group,
 # as a terminal sends it) exits 0 and leaves no postgres behind, a second `npm start` still has the
-# job. Removes the clone and the server's folder outside it. Every wait has a deadline.
+# job. The management routes (/jobs…) want the admin token: each run reads the one `npm start` made
+# (EXAMPLE_ADMIN_TOKEN unset) from its "Try: curl …" line, and the first runs that line as printed.
+# Removes the clone and the server's folder outside it. Every wait has a deadline.
 # Prints PASS/FAIL lines; exits non-zero on the first failure, leaving no process behind.
 #   bash scripts/root-first-run.sh        (as root; as another user it still checks the same run)
 set -euo pipefail
 src=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 commit=$(git -C "$src" rev-parse HEAD)
-unset DATABASE_URL EMBEDDED_PG_DATA_DIR
+unset DATABASE_URL EMBEDDED_PG_DATA_DIR EXAMPLE_ADMIN_TOKEN
 
 INSTALL_DEADLINE_S=${ROOT_FIRST_RUN_INSTALL_DEADLINE_S:-900}
 BOOT_DEADLINE_S=${ROOT_FIRST_RUN_BOOT_DEADLINE_S:-180} # nest build + initdb on a cold machine
@@ -96,25 +98,45 @@ git -C "$repo" -c advice.detachedHead=false checkout -q "$commit" || fail "git c
   { tail -n 40 "$work/install.log" >&2; fail "npm ci failed or took over ${INSTALL_DEADLINE_S}s"; }
 pass "npm ci in the clone ($((SECONDS - started_at)) s so far)"
 
+# The run's "Try: curl …" line, and the admin token in it (`npm start` makes one per run).
+try_line=
+token=
+read_token() {
+  local code
+  try_line=$(grep -a -o 'Try: curl .*' "$work/run$run.log" | head -n 1 | cut -c6-)
+  token=$(printf '%s' "$try_line" | grep -o 'authorization: Bearer [A-Za-z0-9_-]*' | cut -c23-)
+  [ -n "$token" ] || fail "run $run: no admin token in the curl line: $try_line"
+  code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$base/jobs/stats")
+  [ "$code" = 401 ] || fail "run $run: GET /jobs/stats without the token answered $code, not 401"
+  code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' -H 'authorization: Bearer wrong' "$base/jobs/stats")
+  [ "$code" = 401 ] || fail "run $run: GET /jobs/stats with a wrong token answered $code, not 401"
+  admin_curl -o /dev/null "$base/jobs/stats" || fail "run $run: GET /jobs/stats with the printed token failed"
+}
+# curl as the admin: the token of the current run.
+admin_curl() { curl -sf --max-time 5 -H "authorization: Bearer $token" "$@"; }
+
 start_app() {
   run=$((run + 1))
   # setsid: npm leads a process group of its own, so the SIGINT below reaches npm, sh and node
-  # at once, as a terminal's Ctrl-C does. NO_COLOR: plain log lines to read the data folder from.
+  # at once, as a terminal's Ctrl-C does. NO_COLOR: plain log lines to read the data folder and
+  # the admin token from.
   (cd "$repo" && NO_COLOR=1 EMBEDDED_PG_PORT="$pg_port" PORT="$app_port" \
     exec setsid npm start >"$work/run$run.log" 2>&1) &
   app_pid=$!
   local deadline=$((SECONDS + BOOT_DEADLINE_S)) logged
-  until curl -sf --max-time 2 -o /dev/null "$base/jobs/stats"; do
+  # The "Try: curl …" line comes once the app listens.
+  until grep -q -a 'Try: curl ' "$work/run$run.log"; do
     kill -0 "$app_pid" 2>/dev/null || fail "run $run: npm start exited before serving $base"
-    [ "$SECONDS" -lt "$deadline" ] || fail "run $run: nothing served on $base within ${BOOT_DEADLINE_S}s"
+    [ "$SECONDS" -lt "$deadline" ] || fail "run $run: no \"Try: curl …\" line within ${BOOT_DEADLINE_S}s"
     sleep 0.5
   done
+  read_token
   logged=$(grep -a -o 'data in [^)]*' "$work/run$run.log" | head -n 1 | cut -c9-)
   [ -n "$logged" ] || fail "run $run: no \"data in …\" line in the log"
   [ -z "$data_dir" ] || [ "$logged" = "$data_dir" ] ||
     fail "run $run: data in $logged, the first run's was in $data_dir"
   data_dir=$logged
-  pass "run $run: npm start serves $base (embedded PostgreSQL, data in $data_dir)"
+  pass "run $run: npm start serves $base (embedded PostgreSQL, data in $data_dir); /jobs wants the token its curl line prints"
 }
 
 now_ms() { date +%s%3N; }
@@ -136,9 +158,14 @@ stop_app() {
   pass "run $run: Ctrl-C: exited 0 after $(($(now_ms) - started)) ms, no postgres left"
 }
 
-get_status() { curl -sf --max-time 5 "$base/jobs/$1" | json_field status; }
+get_status() { admin_curl "$base/jobs/$1" | json_field status; }
 
 start_app
+# The curl line `npm start` printed, run as a newcomer pastes it: it enqueues cat.png, then shows
+# the stats with the run's token.
+tried=$(bash -c "$try_line") || fail "the printed curl line failed: $try_line"
+[[ "$tried" == *'"image.process":{'* ]] || fail "the printed curl line showed no stats: $tried"
+pass "the printed curl line works as printed: $try_line"
 job=$(curl -sf --max-time 5 -X POST "$base/images" -H 'content-type: application/json' \
   -d '{"name":"cat.png"}') || fail "POST /images failed"
 id=$(echo "$job" | json_field id)
@@ -146,14 +173,14 @@ id=$(echo "$job" | json_field id)
 deadline=$((SECONDS + JOB_DEADLINE_S))
 until [ "$(get_status "$id")" = completed ]; do
   [ "$SECONDS" -lt "$deadline" ] ||
-    fail "job $id not completed within ${JOB_DEADLINE_S}s: $(curl -s "$base/jobs/$id")"
+    fail "job $id not completed within ${JOB_DEADLINE_S}s: $(admin_curl "$base/jobs/$id")"
   sleep 0.2
 done
 pass "job $id posted with curl completed"
 stop_app
 
 start_app
-after=$(curl -sf --max-time 5 "$base/jobs/$id") || fail "GET /jobs/$id failed after the restart"
+after=$(admin_curl "$base/jobs/$id") || fail "GET /jobs/$id failed after the restart"
 [ "$(echo "$after" | json_field status)" = completed ] ||
   fail "after the restart job $id is not completed: $after"
 pass "after the restart job $id is still completed"

@@ -2,12 +2,14 @@
 # npm run smoke: the README's first command, as a newcomer runs it. With DATABASE_URL unset and no
 # data yet, `npm start` serves the example app on an embedded PostgreSQL; a job posted with curl
 # completes; Ctrl-C (SIGINT to the whole process group, as a terminal sends it) exits within
-# STOP_DEADLINE_S and leaves no postgres behind; a second `npm start` still has the job.
+# STOP_DEADLINE_S and leaves no postgres behind; a second `npm start` still has the job. The
+# management routes (/jobs…) want the admin token: with EXAMPLE_ADMIN_TOKEN unset, each run reads
+# the one `npm start` made from its "Try: curl …" line, and the first runs that line as printed.
 # Uses a throwaway data dir and free ports, so it never touches ./.data or a running app.
 # Prints PASS/FAIL lines; exits non-zero on the first failure, leaving no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-unset DATABASE_URL
+unset DATABASE_URL EXAMPLE_ADMIN_TOKEN
 
 BOOT_DEADLINE_S=${SMOKE_BOOT_DEADLINE_S:-180} # nest build + initdb on a cold machine
 JOB_DEADLINE_S=30
@@ -69,20 +71,39 @@ json_field() {
   node -e "let s='';process.stdin.on('data',(d)=>(s+=d)).on('end',()=>{try{const v=JSON.parse(s)[process.argv[1]];console.log(typeof v==='object'?JSON.stringify(v):v)}catch{}})" "$1"
 }
 
+# The run's "Try: curl …" line, and the admin token in it (`npm start` makes one per run).
+try_line=
+token=
+read_token() {
+  local code
+  try_line=$(grep -a -o 'Try: curl .*' "$work/run$run.log" | head -n 1 | cut -c6-)
+  token=$(printf '%s' "$try_line" | grep -o 'authorization: Bearer [A-Za-z0-9_-]*' | cut -c23-)
+  [ -n "$token" ] || fail "run $run: no admin token in the curl line: $try_line"
+  code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$base/jobs/stats")
+  [ "$code" = 401 ] || fail "run $run: GET /jobs/stats without the token answered $code, not 401"
+  code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' -H 'authorization: Bearer wrong' "$base/jobs/stats")
+  [ "$code" = 401 ] || fail "run $run: GET /jobs/stats with a wrong token answered $code, not 401"
+  admin_curl -o /dev/null "$base/jobs/stats" || fail "run $run: GET /jobs/stats with the printed token failed"
+}
+# curl as the admin: the token of the current run.
+admin_curl() { curl -sf --max-time 5 -H "authorization: Bearer $token" "$@"; }
+
 start_app() {
   run=$((run + 1))
   # setsid: npm leads a process group of its own, so the SIGINT below reaches npm, sh and node
-  # at once, as a terminal's Ctrl-C does.
-  EMBEDDED_PG_DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$pg_port" PORT="$app_port" \
+  # at once, as a terminal's Ctrl-C does. NO_COLOR: plain log lines to read the token from.
+  NO_COLOR=1 EMBEDDED_PG_DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$pg_port" PORT="$app_port" \
     setsid npm start >"$work/run$run.log" 2>&1 &
   app_pid=$!
   local deadline=$((SECONDS + BOOT_DEADLINE_S))
-  until curl -sf --max-time 2 -o /dev/null "$base/jobs/stats"; do
+  # The "Try: curl …" line comes once the app listens.
+  until grep -q -a 'Try: curl ' "$work/run$run.log"; do
     kill -0 "$app_pid" 2>/dev/null || fail "run $run: npm start exited before serving $base"
-    [ "$SECONDS" -lt "$deadline" ] || fail "run $run: nothing served on $base within ${BOOT_DEADLINE_S}s"
+    [ "$SECONDS" -lt "$deadline" ] || fail "run $run: no \"Try: curl …\" line within ${BOOT_DEADLINE_S}s"
     sleep 0.5
   done
-  pass "run $run: npm start serves $base (embedded PostgreSQL on port $pg_port)"
+  read_token
+  pass "run $run: npm start serves $base (embedded PostgreSQL on port $pg_port); /jobs wants the token its curl line prints"
 }
 
 now_ms() { date +%s%3N; }
@@ -107,9 +128,14 @@ stop_app() {
   pass "run $run: Ctrl-C: exited 0 after $(($(now_ms) - started)) ms, no postgres left"
 }
 
-get_status() { curl -sf --max-time 5 "$base/jobs/$1" | json_field status; }
+get_status() { admin_curl "$base/jobs/$1" | json_field status; }
 
 start_app
+# The curl line `npm start` printed, run as a newcomer pastes it: it enqueues cat.png, then shows
+# the stats with the run's token.
+tried=$(bash -c "$try_line") || fail "the printed curl line failed: $try_line"
+[[ "$tried" == *'"image.process":{'* ]] || fail "the printed curl line showed no stats: $tried"
+pass "the printed curl line works as printed: $try_line"
 job=$(curl -sf --max-time 5 -X POST "$base/images" -H 'content-type: application/json' \
   -d '{"name":"smoke.png"}') || fail "POST /images failed"
 id=$(echo "$job" | json_field id)
@@ -117,14 +143,14 @@ id=$(echo "$job" | json_field id)
 deadline=$((SECONDS + JOB_DEADLINE_S))
 until [ "$(get_status "$id")" = completed ]; do
   [ "$SECONDS" -lt "$deadline" ] ||
-    fail "job $id not completed within ${JOB_DEADLINE_S}s: $(curl -s "$base/jobs/$id")"
+    fail "job $id not completed within ${JOB_DEADLINE_S}s: $(admin_curl "$base/jobs/$id")"
   sleep 0.2
 done
 pass "job $id posted with curl completed"
 stop_app
 
 start_app
-after=$(curl -sf --max-time 5 "$base/jobs/$id") || fail "GET /jobs/$id failed after the restart"
+after=$(admin_curl "$base/jobs/$id") || fail "GET /jobs/$id failed after the restart"
 [ "$(echo "$after" | json_field status)" = completed ] ||
   fail "after the restart job $id is not completed: $after"
 [ "$(echo "$after" | json_field result)" = '{"thumbnail":"thumbs/smoke.png"}' ] ||

@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { AppModule } from './app.module';
+import { ADMIN_TOKEN_ENV } from './common/admin-token.guard';
 import {
   embeddedDataDir,
   EmbeddedPostgresError,
@@ -17,8 +19,18 @@ const logger = new Logger('Example');
  * PostgreSQL whose data lives in ./.data/postgres (or EMBEDDED_PG_DATA_DIR), so jobs survive a
  * restart. As root in a private folder (a clone in /root) the server's `postgres` user cannot
  * reach ./.data, so the data lives in /var/lib/nest-pg-job-queue/<project>-<hash>/postgres instead.
+ *
+ * The management routes (/jobs…) want `Authorization: Bearer <token>` with EXAMPLE_ADMIN_TOKEN;
+ * when it is unset, a random token for this run is made here and printed in the "Try:" line.
  */
 async function bootstrap(): Promise<void> {
+  // A token you set is never printed: the curl line names the variable instead.
+  const tokenGiven = Boolean(process.env[ADMIN_TOKEN_ENV]);
+  if (!tokenGiven) process.env[ADMIN_TOKEN_ENV] = randomBytes(24).toString('base64url');
+  const authorization = tokenGiven
+    ? `"authorization: Bearer $${ADMIN_TOKEN_ENV}"`
+    : `'authorization: Bearer ${process.env[ADMIN_TOKEN_ENV]}'`;
+
   let embedded: EmbeddedPostgresServer | undefined;
   if (!process.env.DATABASE_URL) {
     const dataDir = process.env.EMBEDDED_PG_DATA_DIR
@@ -50,7 +62,7 @@ async function bootstrap(): Promise<void> {
   logger.log(`Listening on ${url}`);
   logger.log(
     `Try: curl -s -X POST ${url}/images -H 'content-type: application/json' ` +
-      `-d '{"name":"cat.png"}' && curl -s ${url}/jobs/stats`,
+      `-d '{"name":"cat.png"}' && curl -s -H ${authorization} ${url}/jobs/stats`,
   );
 }
 

@@ -1,13 +1,18 @@
-import { Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { Job, JobQueueStats, JobStatus, QueueService } from 'nest-pg-job-queue';
+import { AdminTokenGuard } from '../common/admin-token.guard';
 import { optionalEnum, optionalQueryInt, optionalString } from '../common/request-validation';
 
 const MAX_PAGE_SIZE = 200;
 
-/** Monitoring and management of jobs, as an operator would use them. */
+/**
+ * Monitoring and management of jobs, as an operator would use them: every route wants the admin
+ * token (`Authorization: Bearer <token>`, see AdminTokenGuard).
+ */
 @Controller('jobs')
+@UseGuards(AdminTokenGuard)
 export class JobsController {
   constructor(
     private readonly queue: QueueService,

@@ -1,5 +1,6 @@
 import { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
@@ -12,13 +13,19 @@ export interface ExampleAppEnv {
   REPORT_STAGE_MS?: number;
   STALE_AFTER_MS?: number;
   REAPER_INTERVAL_MS?: number;
+  /** The management routes' token (src/common/admin-token.guard.ts); default: a random one. */
+  EXAMPLE_ADMIN_TOKEN?: string;
 }
 
 export interface ExampleApp {
   app: INestApplication;
   db: TestDatabase;
-  /** A supertest agent on the app's HTTP server. */
-  http(): ReturnType<typeof request>;
+  /** The token the management routes (/jobs…) want. */
+  adminToken: string;
+  /** A supertest agent on the app's HTTP server, as the operator: it sends the admin token. */
+  http(): ReturnType<typeof request.agent>;
+  /** The same with no Authorization header: any client of the app. */
+  anonymous(): ReturnType<typeof request.agent>;
   /** A plain connection to the app's database, for what no route does (a dead worker's claim). */
   sql: Client;
   /** Closes the app (the worker hands back its jobs), the connection and the database. */
@@ -40,7 +47,10 @@ export async function startExampleApp(
   options: ExampleAppOptions = {},
 ): Promise<ExampleApp> {
   const db = await createTestDatabase();
-  const settings: Record<string, string> = { DATABASE_URL: db.url };
+  const settings: Record<string, string> = {
+    DATABASE_URL: db.url,
+    EXAMPLE_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+  };
   for (const [name, value] of Object.entries(env)) settings[name] = String(value);
   const saved = Object.fromEntries(Object.keys(settings).map((name) => [name, process.env[name]]));
   const restoreEnv = () => {
@@ -66,10 +76,13 @@ export async function startExampleApp(
     throw error;
   }
   const started = app;
+  const adminToken = settings.EXAMPLE_ADMIN_TOKEN;
   return {
     app: started,
     db,
-    http: () => request(started.getHttpServer()),
+    adminToken,
+    http: () => request.agent(started.getHttpServer()).set('authorization', `Bearer ${adminToken}`),
+    anonymous: () => request.agent(started.getHttpServer()),
     sql,
     close: async () => {
       try {

@@ -1,0 +1,193 @@
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
+import { ExampleApp, startExampleApp } from '../support/example-app';
+
+type Method = 'get' | 'post';
+
+interface Route {
+  method: Method;
+  /** With `:id` for the job the test prepares. */
+  path: string;
+  /** What the route answers when it lets the request through. */
+  ok: 200 | 201;
+  /** Part of its answer then. */
+  answer?: object;
+}
+
+/** Every management route (src/jobs/jobs.controller.ts), in an order that works on one job. */
+const MANAGEMENT: Route[] = [
+  { method: 'get', path: '/jobs', ok: 200 },
+  { method: 'get', path: '/jobs/stats', ok: 200 },
+  { method: 'get', path: '/jobs/stale', ok: 200 },
+  { method: 'get', path: '/jobs/:id', ok: 200 },
+  { method: 'post', path: '/jobs/:id/cancel', ok: 201, answer: { status: 'cancelled' } },
+  { method: 'post', path: '/jobs/:id/retry', ok: 201, answer: { status: 'pending' } },
+];
+
+/** The routes a user of the demo calls: they enqueue, and stay open. */
+const OPEN: Array<Route & { body: object }> = [
+  { method: 'post', path: '/images', ok: 201, body: { name: 'open.png' } },
+  { method: 'post', path: '/images/bulk', ok: 201, body: { count: 2, prefix: 'open' } },
+  { method: 'post', path: '/reports', ok: 201, body: { month: '2026-09' } },
+];
+
+const name = (route: Pick<Route, 'method' | 'path'>) =>
+  `${route.method.toUpperCase()} ${route.path}`;
+
+/** Every route of the app, read from its controllers' metadata, as `GET /jobs/:id`. */
+function appRoutes(example: ExampleApp): string[] {
+  const routes: string[] = [];
+  for (const module of example.app.get(ModulesContainer).values()) {
+    for (const { metatype } of module.controllers.values()) {
+      if (!metatype) continue;
+      const base = String(Reflect.getMetadata(PATH_METADATA, metatype) ?? '');
+      const prototype = (metatype as { prototype: Record<string, unknown> }).prototype;
+      for (const key of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[key];
+        if (key === 'constructor' || typeof handler !== 'function') continue;
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (method === undefined) continue;
+        const path = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '/');
+        const full = `/${[base, path].map((part) => part.replace(/^\/|\/$/g, '')).join('/')}`;
+        routes.push(`${RequestMethod[method]} ${full.replace(/\/+$/, '') || '/'}`);
+      }
+    }
+  }
+  return routes.sort();
+}
+
+/**
+ * The management routes (/jobs…) want `Authorization: Bearer <EXAMPLE_ADMIN_TOKEN>`: without
+ * it, or with another token, they answer 401 in the example's one error shape and do nothing.
+ * The routes that enqueue stay open.
+ */
+describe('example app: the admin token', () => {
+  let example: ExampleApp;
+  /** A job no worker takes (it runs in a day): cancelled, then retried, by the admin. */
+  let jobId: string;
+
+  const call = (agent: ReturnType<ExampleApp['http']>, route: Route) =>
+    agent[route.method](route.path.replace(':id', jobId));
+
+  beforeAll(async () => {
+    example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 });
+    const { rows } = await example.sql.query<{ id: string }>(
+      `INSERT INTO jobs (job_type, data, priority, run_at)
+       VALUES ('image.process', '{"name": "later.png", "source": "upload"}', 200,
+               now() + interval '1 day')
+       RETURNING id::text`,
+    );
+    jobId = rows[0].id;
+  });
+
+  afterAll(async () => {
+    await example?.close();
+  });
+
+  it('knows every route of the app: each is a management route or an open one', () => {
+    expect(appRoutes(example)).toEqual([...MANAGEMENT, ...OPEN].map((route) => name(route)).sort());
+  });
+
+  const expectRefused = (response: {
+    status: number;
+    headers: Record<string, string>;
+    body: unknown;
+  }) => {
+    expect(response.status).toBe(401);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.headers['www-authenticate']).toBe('Bearer');
+    expect(response.body).toEqual({
+      statusCode: 401,
+      error: 'Unauthorized',
+      message: expect.any(String),
+    });
+  };
+
+  it.each(MANAGEMENT.map((route) => [name(route), route] as const))(
+    '%s without a token: 401',
+    async (_name, route) => {
+      expectRefused(await call(example.anonymous(), route));
+    },
+  );
+
+  const WRONG: Array<[what: string, header: string]> = [
+    ['another token', 'Bearer not-the-admin-token'],
+    ['the token with one character more', 'Bearer <token>x'],
+    ['the token but its last character', 'Bearer <token-1>'],
+    ['the token under another scheme', 'Basic <token>'],
+    ['the token without a scheme', '<token>'],
+    ['an empty bearer token', 'Bearer '],
+  ];
+
+  it.each(
+    MANAGEMENT.flatMap((route) =>
+      WRONG.map(([what, header]) => [name(route), what, route, header] as const),
+    ),
+  )('%s with %s: 401', async (_name, _what, route, header) => {
+    const value = header
+      .replace('<token>', example.adminToken)
+      .replace('<token-1>', example.adminToken.slice(0, -1));
+    expectRefused(await call(example.anonymous().set('authorization', value), route));
+  });
+
+  it('did nothing for any refused request', async () => {
+    const { rows } = await example.sql.query<{ status: string }>(
+      'SELECT status FROM jobs WHERE id = $1',
+      [jobId],
+    );
+    expect(rows).toEqual([{ status: 'pending' }]);
+  });
+
+  it.each(MANAGEMENT.map((route) => [name(route), route] as const))(
+    '%s with the admin token: answers',
+    async (_name, route) => {
+      const response = await call(example.http(), route);
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: route.ok,
+        body: route.answer ? expect.objectContaining(route.answer) : expect.anything(),
+      });
+    },
+  );
+
+  it('accepts the scheme in any case, as HTTP has it', async () => {
+    await example
+      .anonymous()
+      .get('/jobs/stats')
+      .set('authorization', `bearer ${example.adminToken}`)
+      .expect(200);
+  });
+
+  it.each(OPEN.map((route) => [name(route), route] as const))(
+    '%s needs no token',
+    async (_name, route) => {
+      await example.anonymous()[route.method](route.path).send(route.body).expect(route.ok);
+    },
+  );
+});
+
+describe('example app: with no admin token configured', () => {
+  let example: ExampleApp;
+
+  beforeAll(async () => {
+    example = await startExampleApp({ EXAMPLE_ADMIN_TOKEN: '' });
+  });
+
+  afterAll(async () => {
+    await example?.close();
+  });
+
+  it.each(MANAGEMENT.map((route) => [name(route), route] as const))(
+    '%s is refused, whatever the token',
+    async (_name, route) => {
+      const path = route.path.replace(':id', '1');
+      for (const header of [undefined, 'Bearer ', 'Bearer undefined', 'Bearer null']) {
+        const request = example.anonymous()[route.method](path);
+        const response = await (header === undefined
+          ? request
+          : request.set('authorization', header));
+        expect({ header, status: response.status }).toEqual({ header, status: 401 });
+      }
+    },
+  );
+});
