@@ -1,0 +1,130 @@
+// The scratch apps' entry point (compat/run.sh copies it next to the README's files in src/; the
+// same file compiles as CommonJS in nest11-cjs and as ESM in nest12-esm). It boots the README's
+// AppModule on a database of its own, enqueues through the README's ReportsService, waits for the
+// README's handler to complete the job, checks the transactional enqueue, and closes the app.
+// Needs DATABASE_URL (a PostgreSQL server where it may create and drop a database).
+import 'reflect-metadata';
+import assert from 'node:assert/strict';
+import { NestFactory } from '@nestjs/core';
+import * as queuePackage from 'nest-pg-job-queue';
+import { JobStatus, QueueService } from 'nest-pg-job-queue';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+
+const app = process.env.COMPAT_APP ?? 'app';
+const expectEsm = process.env.COMPAT_MODULE === 'esm';
+const serverUrl = process.env.DATABASE_URL;
+const JOB_DEADLINE_MS = 30_000;
+const RUN_DEADLINE_MS = 120_000;
+
+async function admin(sql: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** In an ESM app, every export of the CommonJS package must also be a named ESM export. */
+function namedExports(): string {
+  const runningAsEsm = typeof require === 'undefined';
+  assert.equal(
+    runningAsEsm,
+    expectEsm,
+    `${app}: main.js runs as ${runningAsEsm ? 'ESM' : 'CommonJS'}`,
+  );
+  if (!runningAsEsm) return 'require() of the package';
+  const namespace = queuePackage as unknown as Record<string, unknown>;
+  assert.equal(Object.prototype.toString.call(namespace), '[object Module]');
+  const moduleExports = namespace.default as Record<string, unknown>;
+  const names = Object.keys(moduleExports).filter((name) => name !== '__esModule');
+  const missing = names.filter((name) => namespace[name] !== moduleExports[name]);
+  assert.deepEqual(missing, [], `exports Node's CommonJS detection missed: ${missing.join(', ')}`);
+  return `ESM import of the package: ${names.length}/${names.length} exports named`;
+}
+
+async function main(): Promise<void> {
+  if (!serverUrl) throw new Error('DATABASE_URL is not set');
+  const exportsNote = namedExports();
+  const database = `jq_compat_${app.replace(/\W/g, '_')}_${process.pid}`;
+  await admin(`DROP DATABASE IF EXISTS ${database}`);
+  await admin(`CREATE DATABASE ${database}`);
+  try {
+    const url = new URL(serverUrl);
+    url.pathname = `/${database}`;
+    // The README's AppModule reads DATABASE_URL when it is evaluated: point it at the fresh
+    // database first, then load the README's files.
+    process.env.DATABASE_URL = url.toString();
+    const { AppModule } = await import('./app.module.js');
+    const { ReportsService } = await import('./reports.service.js');
+
+    const nest = await NestFactory.createApplicationContext(AppModule, {
+      logger: ['error', 'warn'],
+    });
+    try {
+      const reports = nest.get(ReportsService);
+      const queue = nest.get(QueueService);
+
+      const job = await reports.request('2026-11');
+      const deadline = Date.now() + JOB_DEADLINE_MS;
+      let current = await queue.getJob(job.id);
+      while (current.status !== JobStatus.Completed) {
+        assert.ok(
+          current.status === JobStatus.Pending ||
+            current.status === JobStatus.Claimed ||
+            current.status === JobStatus.Running,
+          `job ${job.id} is ${current.status}: ${current.lastError ?? ''}`,
+        );
+        assert.ok(
+          Date.now() < deadline,
+          `job ${job.id} still ${current.status} after ${JOB_DEADLINE_MS} ms`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        current = await queue.getJob(job.id);
+      }
+      assert.deepEqual(current.result, { rows: 1200 });
+
+      await reports.requestWithOrder('2026-12');
+      const dataSource = nest.get(DataSource);
+      const audit: { message: string }[] = await dataSource.query(`SELECT message FROM audit_log`);
+      assert.deepEqual(audit, [{ message: 'report 2026-12' }]);
+      const rows: { id: string }[] = await dataSource.query(
+        `SELECT id FROM jobs WHERE job_type = 'report_generation' AND data->>'month' = '2026-12'`,
+      );
+      assert.equal(rows.length, 1, 'requestWithOrder enqueued one job');
+      const delayed = await queue.getJob(rows[0].id);
+      assert.equal(delayed.status, JobStatus.Pending);
+      assert.ok(delayed.runAt instanceof Date, 'getJob(id).runAt is a Date');
+      assert.ok(
+        delayed.runAt.getTime() > Date.now() + 45_000,
+        `delayed job runs at ${delayed.runAt.toISOString()}`,
+      );
+
+      console.log(
+        `  ${app}: ${exportsNote}; audit_log row and delayed job ${delayed.id} ` +
+          `(runs at ${delayed.runAt.toISOString()}) written in one transaction`,
+      );
+      console.log(
+        `PASS compat ${app}: job ${job.id} completed from ${process.env.COMPAT_TARBALL} ` +
+          `(NestJS ${process.env.COMPAT_NEST_VERSION})`,
+      );
+    } finally {
+      await nest.close();
+    }
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+}
+
+// A hung boot or shutdown fails the run instead of stalling CI (the database is left behind then).
+setTimeout(() => {
+  console.error(`FAIL compat ${app}: still running after ${RUN_DEADLINE_MS} ms`);
+  process.exit(1);
+}, RUN_DEADLINE_MS).unref();
+
+main().catch((error: unknown) => {
+  console.error(`FAIL compat ${app}:`, error);
+  process.exit(1);
+});
