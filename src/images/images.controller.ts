@@ -1,11 +1,12 @@
 import { Body, Controller, Post } from '@nestjs/common';
-import { Job, QueueService } from 'nest-pg-job-queue';
+import { QueueService } from 'nest-pg-job-queue';
 import {
   optionalString,
   requireInt,
   requireObject,
   requireString,
 } from '../common/request-validation';
+import { JobResponse, toJobResponse } from '../jobs/job.response';
 import {
   BULK_IMPORT_PRIORITY,
   IMAGE_PROCESS_JOB,
@@ -20,13 +21,14 @@ export class ImagesController {
 
   /** A user's upload: `{ "name": "cat.png" }` → one high-priority job. */
   @Post()
-  upload(@Body() body: unknown): Promise<Job<ImageJobData>> {
+  async upload(@Body() body: unknown): Promise<JobResponse> {
     const name = requireString('name', requireObject(body).name);
-    return this.queue.enqueue<ImageJobData>(
+    const job = await this.queue.enqueue<ImageJobData>(
       IMAGE_PROCESS_JOB,
       { name, source: 'upload' },
       { priority: USER_UPLOAD_PRIORITY },
     );
+    return toJobResponse(job);
   }
 
   /** A backfill: `{ "count": 500, "prefix": "archive" }` → many low-priority jobs in one statement. */

@@ -4,12 +4,14 @@ import { Repository } from 'typeorm';
 import { Job, JobQueueStats, JobStatus, QueueService } from 'nest-pg-job-queue';
 import { AdminTokenGuard } from '../common/admin-token.guard';
 import { optionalEnum, optionalQueryInt, optionalString } from '../common/request-validation';
+import { JobResponse, toJobResponse } from './job.response';
 
 const MAX_PAGE_SIZE = 200;
 
 /**
  * Monitoring and management of jobs, as an operator would use them: every route wants the admin
- * token (`Authorization: Bearer <token>`, see AdminTokenGuard).
+ * token (`Authorization: Bearer <token>`, see AdminTokenGuard). Jobs are answered as JobResponse:
+ * no worker names, no stack traces.
  */
 @Controller('jobs')
 @UseGuards(AdminTokenGuard)
@@ -22,7 +24,9 @@ export class JobsController {
 
   /** `GET /jobs?status=failed&type=image.process&page=1&pageSize=50`, newest first. */
   @Get()
-  async list(@Query() query: Record<string, unknown>) {
+  async list(
+    @Query() query: Record<string, unknown>,
+  ): Promise<{ items: JobResponse[]; total: number; page: number; pageSize: number }> {
     const status = optionalEnum('status', query.status, Object.values(JobStatus));
     const jobType = optionalString('type', query.type);
     const page = optionalQueryInt('page', query.page, { min: 1, max: 1_000_000 }) ?? 1;
@@ -34,7 +38,7 @@ export class JobsController {
       skip: (page - 1) * pageSize,
       take: pageSize,
     });
-    return { items, total, page, pageSize };
+    return { items: items.map(toJobResponse), total, page, pageSize };
   }
 
   @Get('stats')
@@ -44,26 +48,26 @@ export class JobsController {
 
   /** Claimed or running jobs that have not changed for `olderThanMinutes` (default 10). */
   @Get('stale')
-  stale(@Query('olderThanMinutes') olderThanMinutes?: string): Promise<Job[]> {
+  async stale(@Query('olderThanMinutes') olderThanMinutes?: string): Promise<JobResponse[]> {
     const minutes = optionalQueryInt('olderThanMinutes', olderThanMinutes, {
       min: 0,
       max: 525_600,
     });
-    return this.queue.findStale((minutes ?? 10) * 60_000);
+    return (await this.queue.findStale((minutes ?? 10) * 60_000)).map(toJobResponse);
   }
 
   @Get(':id')
-  get(@Param('id') id: string): Promise<Job> {
-    return this.queue.getJob(id);
+  async get(@Param('id') id: string): Promise<JobResponse> {
+    return toJobResponse(await this.queue.getJob(id));
   }
 
   @Post(':id/cancel')
-  cancel(@Param('id') id: string): Promise<Job> {
-    return this.queue.cancel(id);
+  async cancel(@Param('id') id: string): Promise<JobResponse> {
+    return toJobResponse(await this.queue.cancel(id));
   }
 
   @Post(':id/retry')
-  retry(@Param('id') id: string): Promise<Job> {
-    return this.queue.retry(id);
+  async retry(@Param('id') id: string): Promise<JobResponse> {
+    return toJobResponse(await this.queue.retry(id));
   }
 }
