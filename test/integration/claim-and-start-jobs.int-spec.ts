@@ -1,6 +1,9 @@
 import { Job } from 'nest-pg-job-queue';
-import { claimAndStartJobs } from '../../libs/job-queue/src/sql/claim-job-batch.query';
+import { claimAndStartJobs, ClaimTypes } from '../../libs/job-queue/src/sql/claim-job-batch.query';
 import { useQueueTestingModule } from '../support/test-app';
+
+/** `email`, uncapped. */
+const EMAIL: ClaimTypes = { jobTypes: ['email'], caps: [null] };
 
 // The worker's claim reads timestamps as text and parses them itself (for speed); these pin that
 // a handler's `job` is exactly what `getJob` reads, whatever the session's time zone.
@@ -12,7 +15,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
   const claimIn = (timeZone: string): Promise<Job[]> =>
     app.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT set_config('TimeZone', $1, true)`, [timeZone]);
-      return claimAndStartJobs(manager, 'worker-a', ['email'], 10);
+      return claimAndStartJobs(manager, 'worker-a', EMAIL, 10);
     });
 
   it.each(['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham'])(
@@ -46,7 +49,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
       { type: 'email', data: {} },
       { type: 'email', data: {} },
     ]);
-    const [a, b] = await claimAndStartJobs(app.dataSource, 'worker-a', ['email'], 10);
+    const [a, b] = await claimAndStartJobs(app.dataSource, 'worker-a', EMAIL, 10);
     expect(a.claimedAt).toEqual(b.claimedAt);
     a.claimedAt!.setFullYear(2000);
     expect(b.claimedAt!.getFullYear()).not.toBe(2000);
@@ -57,7 +60,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
     const queryRunner = app.dataSource.createQueryRunner();
     try {
       const before = await queryRunner.query(`SHOW synchronous_commit`);
-      const [job] = await claimAndStartJobs(queryRunner, 'worker-a', ['email'], 10);
+      const [job] = await claimAndStartJobs(queryRunner, 'worker-a', EMAIL, 10);
       expect(job.status).toBe('running');
       // The next statement on the same connection (an app's, once it is back in the pool).
       expect(await queryRunner.query(`SHOW synchronous_commit`)).toEqual(before);

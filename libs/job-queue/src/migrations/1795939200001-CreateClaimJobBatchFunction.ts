@@ -1,21 +1,67 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The claim, as one statement: pick the best claimable jobs (priority DESC, then oldest, then id),
- * skip rows other workers hold, and mark them claimed for `$1`.
+ * The claim, as one statement: the best claimable jobs across the requested types in one order
+ * (priority DESC, then oldest, then id), at most `cap` of each type, rows other workers hold
+ * skipped; marks them claimed for `$1`.
+ *
  * Parameters: $1 worker id, $2 job types, $3 batch size, $4 "now" (NULL: the transaction's now();
  * tests pass a fixed time), $5 start: mark the jobs `running` (with `started_at`) at once, for a
- * worker that starts every job it claims; saves a second write per batch.
+ * worker that starts every job it claims; saves a second write per batch. $6 how many of each
+ * type this claim may take, aligned with $2 (a type at its own concurrency limit gets 0: it is
+ * skipped, not queued ahead; NULL, or a NULL element: up to the batch size).
+ *
+ * Shape: each type's queue is the head of `jobs_claim_idx` (led by job_type, then the claim's
+ * order), read with `LIMIT` so the claim reads a few index entries per type however many
+ * finished, later or other-type rows the table holds.
+ * - One type open: lock its first `cap` claimable rows (SKIP LOCKED), as a plain claim would.
+ * - Several: first read each type's head without locking (`heads`), merge those few rows in the
+ *   one order and cut to the batch: that says how many each type gets (`shares`); then lock that
+ *   many of each type (SKIP LOCKED). Locking each head whole and keeping the best would hold
+ *   rows it does not claim until the statement ends, hiding them from concurrent claimers.
+ *   Under contention a type's locked rows may be a little further down its queue than the
+ *   heads said, as SKIP LOCKED allows; without it the order is exact.
  *
  * Exported so the plan test EXPLAINs exactly the text the function runs.
  */
 export const CLAIM_JOB_BATCH_QUERY_V1 = `
-  WITH candidates AS (
-    SELECT id FROM jobs
-    WHERE status = 'pending' AND job_type = ANY($2) AND run_at <= COALESCE($4, now())
-    ORDER BY priority DESC, created_at ASC, id ASC
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
+  WITH types AS (
+    SELECT t.job_type,
+           min(LEAST(COALESCE(t.cap, $3), $3)) AS cap
+    FROM unnest($2::varchar[], $6::integer[]) AS t(job_type, cap)
+    WHERE t.job_type IS NOT NULL
+    GROUP BY t.job_type
+    HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
+  ), heads AS (
+    SELECT types.job_type, head.priority, head.created_at, head.id
+    FROM types CROSS JOIN LATERAL (
+      SELECT j.priority, j.created_at, j.id FROM jobs j
+      WHERE j.status = 'pending' AND j.job_type = types.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT types.cap
+    ) AS head
+    WHERE (SELECT count(*) FROM types) > 1
+  ), shares AS (
+    SELECT best.job_type, count(*) AS take
+    FROM (SELECT job_type FROM heads ORDER BY priority DESC, created_at ASC, id ASC LIMIT $3) AS best
+    GROUP BY best.job_type
+  ), takes AS (
+    SELECT types.*,
+           CASE WHEN (SELECT count(*) FROM types) > 1 THEN COALESCE(shares.take, 0)
+                ELSE types.cap END AS take
+    FROM types LEFT JOIN shares ON shares.job_type = types.job_type
+  ), candidates AS (
+    SELECT locked.id
+    FROM takes CROSS JOIN LATERAL (
+      SELECT j.id FROM jobs j
+      WHERE j.status = 'pending' AND j.job_type = takes.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT takes.take
+      FOR UPDATE SKIP LOCKED
+    ) AS locked
+    WHERE takes.take > 0
   ), claimed AS (
     UPDATE jobs SET
       status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
@@ -33,28 +79,33 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
 
 /**
  * `claim_job_batch(p_worker_id, p_job_types, p_batch_size)`, the seed's signature and contract
- * (status 'claimed'), plus optional `p_now` and `p_start`; and the partial index whose order is exactly the claim's ORDER BY,
- * so the claim reads a few index entries however many finished rows the table holds.
+ * (status 'claimed', priority DESC then created_at then id across every type given), plus
+ * optional `p_now`, `p_start` and per-type caps (see `CLAIM_JOB_BATCH_QUERY_V1`); and the
+ * partial index the claim walks: led by job_type, then exactly the claim's order, over pending
+ * rows only, so each type's head is a few index entries however many finished rows, jobs of
+ * other types or jobs due later the table holds.
  */
 export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterface {
   name = 'CreateClaimJobBatchFunction1795939200001';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
-      CREATE INDEX jobs_claim_idx ON jobs (priority DESC, created_at ASC, id ASC)
+      CREATE INDEX jobs_claim_idx ON jobs (job_type, priority DESC, created_at ASC, id ASC)
         WHERE status = 'pending'
     `);
-    // The SET clauses pin the plan to an ordered scan of jobs_claim_idx. Without statistics (a
+    // The SET clauses pin the plan to ordered scans of jobs_claim_idx. Without statistics (a
     // new table, or a sudden backlog before autovacuum analyzes it) the planner otherwise picks
-    // a bitmap scan of every pending row plus a sort: measured 4-5x slower processing. Turning
-    // sorts off adds a huge cost to the plan, which would switch on JIT (~360 ms a call): jit off.
+    // a bitmap scan of every pending row of a type plus a sort: measured 4-5x slower processing.
+    // Turning sorts off adds a huge cost to the plan (the merge of the heads still sorts, a few
+    // rows), which would switch on JIT (~360 ms a call): jit off.
     await queryRunner.query(`
       CREATE FUNCTION claim_job_batch(
         p_worker_id varchar,
         p_job_types varchar[],
         p_batch_size integer,
         p_now timestamptz DEFAULT NULL,
-        p_start boolean DEFAULT false
+        p_start boolean DEFAULT false,
+        p_type_caps integer[] DEFAULT NULL
       ) RETURNS SETOF jobs LANGUAGE plpgsql
         SET enable_bitmapscan = off SET enable_sort = off SET jit = off
       AS $fn$
@@ -67,7 +118,7 @@ export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterf
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz, boolean)`,
+      `DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz, boolean, integer[])`,
     );
     await queryRunner.query(`DROP INDEX jobs_claim_idx`);
   }

@@ -31,9 +31,19 @@ function columnsOfClaim(): ClaimColumns {
 }
 
 /**
- * Claims up to `batchSize` claimable jobs of `jobTypes` for `workerId` through the
- * `claim_job_batch` SQL function and marks them running in the same statement (the worker
- * starts each job it claims at once); jobs come back best first.
+ * What one claim may take, one entry per job type in each array (same order): the type, and how
+ * many of it at most (`null`: up to the batch size; 0: none, the type is at its own concurrency
+ * limit).
+ */
+export interface ClaimTypes {
+  jobTypes: readonly string[];
+  caps: ReadonlyArray<number | null>;
+}
+
+/**
+ * Claims up to `batchSize` claimable jobs of `types` for `workerId`, in one priority order
+ * across the types, through the `claim_job_batch` SQL function, and marks them running in the
+ * same statement (the worker starts each job it claims at once); jobs come back best first.
  *
  * The claim commits without waiting for its WAL flush (`synchronous_commit` off for this
  * transaction only): a claim lost to a database crash leaves its job pending, to be claimed and
@@ -43,15 +53,15 @@ function columnsOfClaim(): ClaimColumns {
 export async function claimAndStartJobs(
   db: Queryable,
   workerId: string,
-  jobTypes: readonly string[],
+  types: ClaimTypes,
   batchSize: number,
 ): Promise<Job[]> {
   const rows = await queryRows(
     db,
     `SELECT ${columnsOfClaim().selectList}
-     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true)
+     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true, p_type_caps => $4::integer[])
        CROSS JOIN set_config('synchronous_commit', 'off', true)`,
-    [workerId, jobTypes, batchSize],
+    [workerId, types.jobTypes, batchSize, types.caps],
   );
   const timestamps = new TimestampTextParser();
   return rows.map((row) => toClaimedJob(row, timestamps));

@@ -34,8 +34,8 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
  */
 @Injectable()
 export class JobExecutor {
-  /** Called whenever a slot frees up, so the poller can claim more. */
-  onSlotFreed: () => void = () => undefined;
+  /** Called whenever a slot frees up (with the type it held), so the poller can claim more. */
+  onSlotFreed: (jobType: string) => void = () => undefined;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -58,7 +58,7 @@ export class JobExecutor {
       if (outcome) this.completer.push(outcome);
     } finally {
       this.running.delete(entry.job.id);
-      this.onSlotFreed();
+      this.onSlotFreed(entry.job.jobType);
     }
   }
 

@@ -16,16 +16,15 @@ import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
 
-/** One claim: these types, at most this many jobs. */
-interface ClaimRequest {
-  jobTypes: string[];
-  limit: number;
-}
-
 /**
  * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
  * in the queue's SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more
  * work than it could take; polls never overlap (a wake during a poll runs one more poll after it).
+ *
+ * One claim per poll, across every type in one priority order (priority DESC, created_at, id):
+ * a type at its own `concurrency` limit is left out of that claim (it neither jumps the queue nor
+ * holds a slot it may not use), and a type with a free slot whose next job is the best one due
+ * gets it at this poll, whatever other types have waiting.
  */
 @Injectable()
 export class JobPoller {
@@ -37,6 +36,10 @@ export class JobPoller {
   /** Made at the first start: its period is a worker option, and `worker: false` has none. */
   private interval: ScheduledTask | undefined;
   private jobTypes: string[] = [];
+  /** Each type's own `concurrency` (`undefined`: none), in `jobTypes` order. */
+  private typeLimits: Array<number | undefined> = [];
+  /** Types at their own limit at the last poll: a slot of theirs freeing wakes the poller. */
+  private typesAtLimit = new Set<string>();
   private stopped = true;
   private polling: Promise<void> | undefined;
   private pollAgain = false;
@@ -59,9 +62,10 @@ export class JobPoller {
 
   start(jobTypes: string[]): void {
     this.jobTypes = jobTypes;
+    this.typeLimits = jobTypes.map((jobType) => this.registry.get(jobType)?.options.concurrency);
     this.stopped = false;
-    this.executor.onSlotFreed = () => {
-      if (this.saturated) this.wake();
+    this.executor.onSlotFreed = (jobType) => {
+      if (this.saturated || this.typesAtLimit.has(jobType)) this.wake();
     };
     this.interval ??= new ScheduledTask(
       this.schedulerRegistry,
@@ -146,50 +150,40 @@ export class JobPoller {
 
   /** Claims as many jobs as there are free slots and starts them. Returns how many. */
   async pollOnce(): Promise<number> {
-    let claimed = 0;
-    // More work may be waiting when a claim came back full, or when a claim was not even tried
-    // for lack of slots; the next freed slot then polls again (and learns if it was wrong).
-    let saturated = false;
-    for (const request of this.claimRequests()) {
-      // Started jobs take slots: each claim gets what the ones before it left.
-      const limit = Math.min(request.limit, this.freeSlots());
-      if (this.stopped) break;
-      if (limit <= 0) {
-        saturated = true;
-        break;
-      }
-      const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
-        claimAndStartJobs(queryRunner, this.options.workerId, request.jobTypes, limit),
-      );
-      for (const job of jobs) this.executor.start(job);
-      claimed += jobs.length;
-      if (jobs.length === limit) saturated = true;
+    const limit = this.freeSlots();
+    if (this.stopped) return 0;
+    // More work may be waiting when the claim came back full, or was not even tried for lack
+    // of slots; the next freed slot then polls again (and learns if it was wrong).
+    if (limit <= 0) {
+      this.saturated = true;
+      return 0;
     }
-    this.saturated = saturated;
-    return claimed;
+    this.typesAtLimit = new Set();
+    const caps = this.jobTypes.map((jobType, i) => {
+      const typeLimit = this.typeLimits[i];
+      if (typeLimit === undefined) return null;
+      const free = Math.max(0, typeLimit - this.running.countOf(jobType));
+      if (free === 0) this.typesAtLimit.add(jobType);
+      return free;
+    });
+    if (this.typesAtLimit.size === this.jobTypes.length) {
+      this.saturated = false;
+      return 0;
+    }
+    const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
+      claimAndStartJobs(
+        queryRunner,
+        this.options.workerId,
+        { jobTypes: this.jobTypes, caps },
+        limit,
+      ),
+    );
+    for (const job of jobs) this.executor.start(job);
+    this.saturated = jobs.length === limit;
+    return jobs.length;
   }
 
   private freeSlots(): number {
     return Math.min(this.worker.concurrency - this.running.size, this.worker.batchSize);
-  }
-
-  /**
-   * What to claim: one request for the types without a `concurrency` of their own, and one per
-   * type that has one, capped by what that type has free. The capped requests go first: each
-   * takes at most its cap, while the shared one takes every slot left, so putting it first
-   * starved limited types (whatever their priority) for as long as other types had a backlog.
-   */
-  private claimRequests(): ClaimRequest[] {
-    const shared: string[] = [];
-    const requests: ClaimRequest[] = [];
-    for (const jobType of this.jobTypes) {
-      const limit = this.registry.get(jobType)?.options.concurrency;
-      if (limit === undefined) shared.push(jobType);
-      else if (limit > this.running.countOf(jobType)) {
-        requests.push({ jobTypes: [jobType], limit: limit - this.running.countOf(jobType) });
-      }
-    }
-    if (shared.length > 0) requests.push({ jobTypes: shared, limit: Infinity });
-    return requests;
   }
 }

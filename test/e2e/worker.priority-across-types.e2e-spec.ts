@@ -1,0 +1,78 @@
+import { EnqueueManyItem, JobStatus } from 'nest-pg-job-queue';
+import { waitFor } from '../support/wait-for';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import {
+  BUSY_JOB,
+  FREE_JOB,
+  LIMITED_JOB,
+  PriorityHandlers,
+  WAITING_JOB,
+} from '../fixtures/priority.handlers';
+
+type Item = EnqueueManyItem<{ label: string }>;
+
+const jobs = (type: string, priority: number, labels: string[]): Item[] =>
+  labels.map((label) => ({ type, data: { label }, priority }));
+
+/**
+ * One priority order across every type a worker claims (priority DESC, created_at, id): a type
+ * with a `concurrency` of its own is skipped while at its limit, but neither jumps the queue nor
+ * waits behind other types' lower-priority backlog while it has a free slot.
+ */
+describe('worker: one priority order across job types', () => {
+  let producer: WorkerApp;
+  let worker: WorkerApp | undefined;
+
+  const file = useWorkerTestFile({ beforeClose: () => worker?.close() });
+
+  beforeAll(async () => {
+    producer = await file.start({ queueOptions: { worker: false } });
+  });
+
+  afterEach(async () => {
+    await worker?.close();
+    worker = undefined;
+  });
+
+  /** Enqueues `items` (one statement: one created_at), then runs them all on one slot. */
+  async function runOrderOf(items: Item[]): Promise<string[]> {
+    await producer.queue.enqueueMany(items);
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: { worker: { concurrency: 1, pollIntervalMs: 20 } },
+      providers: [PriorityHandlers],
+    });
+    const handlers = worker.app.get(PriorityHandlers);
+    await waitFor(() => handlers.runOrder.length === items.length, {
+      description: `${items.length} jobs to run`,
+    });
+    await waitFor(
+      async () => {
+        const [{ open }] = await producer.dataSource.query(
+          `SELECT count(*)::int AS open FROM jobs WHERE status <> $1`,
+          [JobStatus.Completed],
+        );
+        return open === 0;
+      },
+      { description: 'every job completed' },
+    );
+    return handlers.runOrder;
+  }
+
+  it('runs priority-500 jobs of an unlimited type before priority-1 jobs of a limited one', async () => {
+    const order = await runOrderOf([
+      ...jobs(LIMITED_JOB, 1, ['limited-1', 'limited-2', 'limited-3']),
+      ...jobs(FREE_JOB, 500, ['free-1', 'free-2', 'free-3']),
+    ]);
+    expect(order).toEqual(['free-1', 'free-2', 'free-3', 'limited-1', 'limited-2', 'limited-3']);
+  });
+
+  it('does not starve a limited type behind another limited type’s lower-priority backlog', async () => {
+    const order = await runOrderOf([
+      ...jobs(BUSY_JOB, 10, ['busy-1', 'busy-2', 'busy-3']),
+      ...jobs(FREE_JOB, 5, ['free-1', 'free-2']),
+      ...jobs(WAITING_JOB, 50, ['waiting-1']),
+    ]);
+    expect(order).toEqual(['waiting-1', 'busy-1', 'busy-2', 'busy-3', 'free-1', 'free-2']);
+  });
+});
