@@ -1,11 +1,13 @@
-// Type-checks every ```ts block of the package's README (libs/job-queue/README.md) against the library, so the guide cannot drift
-// from the API. A block preceded by `<!-- file: name.ts -->` is written under that name (blocks
+// Type-checks every ```ts block of the package's README (libs/job-queue/README.md) against the
+// package's built declarations (libs/job-queue/dist, built first), so the guide cannot drift from
+// the API. `npm run compat` later compiles the same blocks against the packed tarball. A block preceded by `<!-- file: name.ts -->` is written under that name (blocks
 // import each other); others get block-N.ts. Part of `npm run lint`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
+execFileSync('npm', ['run', '--silent', 'build:lib'], { cwd: root, stdio: 'inherit' });
 const dir = join(root, '.data', 'readme-snippets');
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
@@ -18,7 +20,17 @@ writeFileSync(
   join(dir, 'tsconfig.json'),
   JSON.stringify({
     extends: '../../tsconfig.json',
-    compilerOptions: { noEmit: true, types: ['node'] },
+    // As `nest new` sets it up (nodenext, isolatedModules, decorator metadata): some errors, such
+    // as a type-only import in a decorated signature (TS1272), show only under these settings.
+    compilerOptions: {
+      noEmit: true,
+      types: ['node'],
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      isolatedModules: true,
+      // The package as users get it: its .d.ts, not its sources.
+      paths: { 'nest-pg-job-queue': ['libs/job-queue/dist/index.d.ts'] },
+    },
     include: ['*.ts'],
   }),
 );
