@@ -37,6 +37,8 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
         expect(job).toBeInstanceOf(Job);
         expect(job).toEqual(await app.queue.getJob(job.id));
         expect(job).toMatchObject({ status: 'running', workerId: 'worker-a', attempts: 1 });
+        // A new fencing token.
+        expect(job.runToken).toBe(1);
         expect(job.startedAt).toBeInstanceOf(Date);
       }
       expect(claimed[1].createdAt.toISOString()).toBe('1969-12-31T23:59:59.999Z');

@@ -12,10 +12,14 @@ const SCANNED_DIRS = ['libs/job-queue/src', 'migrations'];
 const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   'libs/job-queue/src/worker/job-listener.ts JOBS_INSERTED_CHANNEL':
     'LISTEN/UNLISTEN take an identifier, not a parameter; the channel is a fixed constant',
+  'libs/job-queue/src/worker/job-listener.ts JOBS_CANCELLED_CHANNEL':
+    'LISTEN/UNLISTEN take an identifier, not a parameter; the channel is a fixed constant',
   'libs/job-queue/src/sql/claim-job-batch.query.ts columnsOfClaim().selectList':
     'a select list cannot be a parameter; it is the column names of job.entity.ts, never input',
   'libs/job-queue/src/sql/finish-jobs.query.ts STILL_OURS':
     'a constant WHERE clause shared by the two shapes of the outcome write; values are parameters',
+  'libs/job-queue/src/sql/finish-jobs.query.ts SUPERSEDED':
+    'a constant final SELECT shared by the two shapes of the outcome write; no values in it',
   'libs/job-queue/src/sql/insert-jobs.query.ts onConflict':
     'the conflict clause or nothing, both constants of the same file; values are parameters',
   'libs/job-queue/src/migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_QUERY_V1':

@@ -3,6 +3,8 @@ export const JOB_HANDLER_METADATA = 'job-queue:handler';
 
 /** Channel the `jobs` insert trigger notifies (see the CreateJobsTable migration). */
 export const JOBS_INSERTED_CHANNEL = 'job_queue_jobs_inserted';
+/** Channel `cancel()` notifies with `<job id>:<run token>` of the run it cancels. */
+export const JOBS_CANCELLED_CHANNEL = 'job_queue_job_cancelled';
 
 /** Token of the resolved, validated options (`ResolvedJobQueueOptions`). */
 export const RESOLVED_JOB_QUEUE_OPTIONS = Symbol('RESOLVED_JOB_QUEUE_OPTIONS');

@@ -98,7 +98,11 @@ export class QueueService {
     return toJob(row) as Job<T>;
   }
 
-  /** Records progress 0..100 (rounded) and, when given, the current stage of an unfinished job. */
+  /**
+   * Records progress 0..100 (rounded) and, when given, the current stage of an unfinished job.
+   * A management call from outside any run: it writes to the job whichever run holds it (a
+   * handler's own `ctx.progress` is fenced to its run instead).
+   */
   async updateProgress(id: string | number, progress: number, stage?: string): Promise<Job> {
     const jobId = checkJobId('id', id);
     const pct = checkProgress('progress', progress);
@@ -108,7 +112,13 @@ export class QueueService {
     return toJob(row);
   }
 
-  /** Cancels an unfinished job. A running handler sees `ctx.signal` abort. */
+  /**
+   * Cancels an unfinished job: it is `cancelled` from the moment this resolves, whether or not a
+   * handler still runs it. A running handler sees `ctx.signal` abort with `JobCancelledError` at
+   * once on whichever node runs it (a NOTIFY sent by the same statement; within the worker's
+   * `heartbeatIntervalMs` when that worker does not LISTEN). Until its handler gives up, the
+   * cancelled run can write nothing: no progress, no result, no error.
+   */
   async cancel(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
     const row = await cancelJobRow(this.db(), jobId);
@@ -116,7 +126,12 @@ export class QueueService {
     return toJob(row);
   }
 
-  /** Runs a failed or cancelled job again, now, with a fresh set of attempts. */
+  /**
+   * Runs a failed or cancelled job again, now, with a fresh set of attempts. Accepted at once
+   * after `cancel()`, even while the cancelled run's handler has not given up yet: the next claim
+   * gives the job a new fencing token, and only the run holding the current one can write
+   * anything for the job.
+   */
   async retry(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
     const row = await retryJobRow(this.db(), jobId);

@@ -61,6 +61,14 @@ export class Job<TData = unknown, TResult = unknown> {
   @Column({ name: 'max_attempts', type: 'integer', nullable: true })
   maxAttempts: number | null;
 
+  /**
+   * The fencing token of the job's current (or last) run: every claim increments it, nothing
+   * lowers it. A write of a run whose token is no longer the job's, or once the job is no longer
+   * held, changes nothing.
+   */
+  @Column({ name: 'run_token', type: 'integer', default: 0 })
+  runToken: number;
+
   @Column({ name: 'last_error', type: 'text', nullable: true })
   lastError: string | null;
 

@@ -8,6 +8,10 @@ import { Job } from '../entities/job.entity';
  * - worker: a process that imports `JobQueueModule` with `worker` enabled; it claims jobs and
  *   runs their handlers. Many workers on many machines share one database.
  * - attempt: one claim and run of a job; a failed attempt is retried after a backoff delay.
+ * - run: what one claim starts; its fencing token (`job.runToken`) is new with every claim.
+ *   Only the run holding the job's current token, while the job is claimed or running, can write
+ *   anything for it (progress, heartbeat, outcome): a run whose job was cancelled, retried or
+ *   taken back since is superseded, and its writes change nothing.
  */
 
 /**
@@ -20,12 +24,15 @@ export interface JobContext<T = unknown> {
   /**
    * Records progress 0..100 and, when given, the current stage. Writes are throttled
    * (`progressThrottleMs`); the last value always lands, at the latest with the job's completion.
+   * Only this run's: once the job was cancelled, retried or taken back, nothing it writes lands.
    */
   progress(percent: number, stage?: string): Promise<void>;
   /**
    * Aborts when the job is cancelled, times out or the worker shuts down; `signal.reason` says
-   * which (`JobCancelledError`, `JobTimeoutError`, `WorkerShutdownError`). Long handlers should
-   * check it or pass it on (fetch, streams).
+   * which (`JobCancelledError`, `JobTimeoutError`, `WorkerShutdownError`). A cancel reaches it at
+   * once on whichever node runs the job (LISTEN), else at the worker's next heartbeat; so does
+   * the discovery that the job was taken back from this run (`JobCancelledError` too). Long
+   * handlers should check it or pass it on (fetch, streams).
    */
   signal: AbortSignal;
   /** A logger whose context names the job type and id. */

@@ -2,8 +2,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The `jobs` table with the seed's columns (names kept) plus `run_at`, `heartbeat_at`,
- * `unique_key`, `result` and `updated_at`, the indexes that are not about claiming, and the
- * insert trigger that wakes idle workers.
+ * `unique_key`, `result`, `updated_at` and `run_token`, the indexes that are not about claiming,
+ * and the insert trigger that wakes idle workers.
+ *
+ * `run_token` is the fencing token of the job's current run: every claim increments it and
+ * nothing ever lowers it (a retry resets `attempts`, never the token). Every write that belongs to
+ * a run (progress, heartbeat, outcome) names its token and the job must still be held
+ * (`claimed`/`running`), so a run that was cancelled, retried or rescued since writes nothing.
  *
  * `max_attempts` is NULL unless the job was enqueued with its own: the worker that runs it then
  * applies its handler's `maxAttempts`, or the module's `defaultMaxAttempts`.
@@ -31,6 +36,7 @@ export class CreateJobsTable1795939200000 implements MigrationInterface {
         completed_at   timestamptz,
         attempts       integer NOT NULL DEFAULT 0,
         max_attempts   integer,
+        run_token      integer NOT NULL DEFAULT 0,
         last_error     text,
         run_at         timestamptz NOT NULL DEFAULT now(),
         heartbeat_at   timestamptz,

@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The claim, as one statement: the best claimable jobs across the requested types in one order
  * (priority DESC, then oldest, then id), at most `cap` of each type, rows other workers hold
- * skipped; marks them claimed for `$1`.
+ * skipped; marks them claimed for `$1` with a new fencing token.
  *
  * Parameters: $1 worker id, $2 job types, $3 batch size, $4 "now" (NULL: the transaction's now();
  * tests pass a fixed time), $5 start: mark the jobs `running` (with `started_at`) at once, for a
@@ -21,6 +21,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   rows it does not claim until the statement ends, hiding them from concurrent claimers.
  *   Under contention a type's locked rows may be a little further down its queue than the
  *   heads said, as SKIP LOCKED allows; without it the order is exact.
+ *
+ * Every claim increments `run_token`, never reset by anything: the run it starts is fenced from
+ * every earlier run of the job.
  *
  * Exported so the plan test EXPLAINs exactly the text the function runs.
  */
@@ -70,7 +73,8 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
       claimed_at = COALESCE($4, now()),
       heartbeat_at = COALESCE($4, now()),
       updated_at = COALESCE($4, now()),
-      attempts = jobs.attempts + 1
+      attempts = jobs.attempts + 1,
+      run_token = jobs.run_token + 1
     FROM candidates
     WHERE jobs.id = candidates.id
     RETURNING jobs.*

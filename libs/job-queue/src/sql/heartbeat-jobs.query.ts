@@ -1,21 +1,31 @@
 import { Queryable, queryRows } from './queryable';
 
+/** A run to renew: the job's id and the run's fencing token. */
+export interface HeartbeatRun {
+  id: string;
+  token: number;
+}
+
 /**
- * Renews the lease of every job this worker runs, in one statement. Returns the ids still held:
- * a running id missing from the answer was cancelled or taken back, and its handler is aborted.
+ * Renews the lease of every run this worker holds, in one statement. A run's lease is renewed
+ * only while the job is still held by that very run (same fencing token, same worker, claimed or
+ * running). Returns the runs still held, as `id:token`: a run missing from the answer was
+ * cancelled, retried or taken back since, and its handler is aborted.
  * It does not touch `updated_at`: a heartbeat is not progress (see findStale).
  */
 export async function heartbeatJobs(
   db: Queryable,
   workerId: string,
-  ids: readonly string[],
+  runs: readonly HeartbeatRun[],
 ): Promise<string[]> {
-  const rows = await queryRows<{ id: string }>(
+  const rows = await queryRows<{ run: string }>(
     db,
-    `UPDATE jobs SET heartbeat_at = now()
-     WHERE id = ANY($1::bigint[]) AND worker_id = $2 AND status IN ('claimed', 'running')
-     RETURNING id`,
-    [ids, workerId],
+    `UPDATE jobs AS j SET heartbeat_at = now()
+     FROM unnest($1::bigint[], $2::integer[]) AS r(id, token)
+     WHERE j.id = r.id AND j.run_token = r.token AND j.worker_id = $3
+       AND j.status IN ('claimed', 'running')
+     RETURNING j.id || ':' || j.run_token AS run`,
+    [runs.map((run) => run.id), runs.map((run) => run.token), workerId],
   );
-  return rows.map((row) => String(row.id));
+  return rows.map((row) => row.run);
 }

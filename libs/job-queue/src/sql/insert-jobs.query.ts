@@ -136,6 +136,7 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.completedAt = null;
   job.attempts = 0;
   job.maxAttempts = row.maxAttempts;
+  job.runToken = 0;
   job.lastError = null;
   job.runAt = new Date(row.runAt?.getTime() ?? nowMs + row.delayMs);
   job.heartbeatAt = null;

@@ -1,8 +1,9 @@
 import { Queryable, queryRows, JobRow } from './queryable';
 
 /**
- * Records progress (and the stage, when given) on an unfinished job. Returns the job's row, or
- * nothing when no unfinished job has that id.
+ * Records progress (and the stage, when given) on an unfinished job, whichever run holds it: a
+ * management call (`QueueService.updateProgress`), not a run's. Returns the job's row, or nothing
+ * when no unfinished job has that id.
  */
 export async function updateProgressRow(
   db: Queryable,
@@ -22,4 +23,30 @@ export async function updateProgressRow(
     [id, progress, stage !== undefined, stage ?? null],
   );
   return row;
+}
+
+/**
+ * Records progress for one run of a job (`ctx.progress`): only while the job is still held by
+ * that run (same fencing token, claimed or running). Returns false when it changed nothing: the
+ * job was cancelled, retried or taken back since the run was claimed.
+ */
+export async function updateRunProgress(
+  db: Queryable,
+  id: string,
+  runToken: number,
+  progress: number,
+  stage: string | undefined,
+): Promise<boolean> {
+  const rows = await queryRows(
+    db,
+    `UPDATE jobs SET
+       progress = $3,
+       current_stage = CASE WHEN $4::boolean THEN $5 ELSE current_stage END,
+       events_count = events_count + 1,
+       updated_at = now()
+     WHERE id = $1 AND run_token = $2 AND status IN ('claimed', 'running')
+     RETURNING id`,
+    [id, runToken, progress, stage !== undefined, stage ?? null],
+  );
+  return rows.length > 0;
 }

@@ -4,10 +4,12 @@ import { Job } from '../entities/job.entity';
 import { JobContext } from '../interfaces/job-context.interface';
 import { JobProgressReporter, UnwrittenProgress } from './job-progress.reporter';
 import { RunningJob } from './running-job';
+import { SupersededWrites } from './superseded-writes';
 
 /**
- * The `ctx` a handler receives. Its logger, progress reporter and abort signal are made on first
- * use: a worker starts thousands of jobs a second, and most handlers use none of them.
+ * The `ctx` a handler receives, for one run of its job. Its logger, progress reporter and abort
+ * signal are made on first use: a worker starts thousands of jobs a second, and most handlers
+ * use none of them. Its progress writes carry the run's fencing token.
  */
 export class HandlerContext implements JobContext {
   private loggerInstance: Logger | undefined;
@@ -17,6 +19,7 @@ export class HandlerContext implements JobContext {
     private readonly entry: RunningJob,
     private readonly dataSource: DataSource,
     private readonly progressThrottleMs: number,
+    private readonly superseded: SupersededWrites,
   ) {}
 
   get job(): Job {
@@ -36,9 +39,10 @@ export class HandlerContext implements JobContext {
   progress = (percent: number, stage?: string): Promise<void> => {
     this.reporter ??= new JobProgressReporter(
       this.dataSource,
-      this.job.id,
+      this.entry,
       this.progressThrottleMs,
       this.logger,
+      this.superseded,
     );
     return this.reporter.report(percent, stage);
   };

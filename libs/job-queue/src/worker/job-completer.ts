@@ -10,12 +10,14 @@ import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { finishJobs, JobOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
+import { RunningJobs, RunRef } from './running-jobs';
 
 /**
  * Writes attempt outcomes (completed, failed, retry) in batches: one statement per flush, a
  * flush every few ms or every `DEFAULT_COMPLETION_BATCH_SIZE` outcomes. An outcome stays queued
  * until its write succeeds, so a database hiccup delays it instead of losing it (if the process
- * dies first, the reaper re-runs the job: at-least-once).
+ * dies first, the reaper re-runs the job: at-least-once). An outcome whose run no longer holds
+ * its job (cancelled, retried or taken back since) changes nothing and is counted as superseded.
  */
 @Injectable()
 export class JobCompleter {
@@ -32,11 +34,15 @@ export class JobCompleter {
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    private readonly running: RunningJobs,
   ) {}
 
-  /** Ids whose outcome is not written yet: their lease must still be renewed. */
-  pendingIds(): string[] {
-    return [...this.inFlight, ...this.queue].map((outcome) => outcome.id);
+  /** Runs whose outcome is not written yet: their lease must still be renewed. */
+  pendingRuns(): RunRef[] {
+    return [...this.inFlight, ...this.queue].map((outcome) => ({
+      id: outcome.id,
+      token: outcome.runToken,
+    }));
   }
 
   push(outcome: JobOutcome): void {
@@ -89,7 +95,10 @@ export class JobCompleter {
 
   private async write(batch: JobOutcome[]): Promise<void> {
     try {
-      await finishJobs(this.dataSource, this.options.workerId, batch);
+      const superseded = await finishJobs(this.dataSource, this.options.workerId, batch);
+      for (const outcome of superseded) {
+        this.running.superseded.record('outcome', outcome.id, outcome.run_token);
+      }
       this.inFlight = [];
       this.backoff.succeeded();
       this.outageLog.reset();

@@ -29,8 +29,9 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 /**
  * Runs one claimed job: calls its handler with `(job, ctx)`, enforces the timeout, and turns
  * what happened into an outcome for the completer: completed with the result, retried after a
- * backoff, or failed. An abort for shutdown or cancellation queues nothing: shutdown hands the
- * job back, and a cancelled job is already finished.
+ * backoff, or failed. Each run is tracked by job id and fencing token, and its outcome carries
+ * the token. An abort for shutdown or cancellation queues nothing: shutdown hands the job back,
+ * and a cancelled (or retried, or taken back) job is no longer this run's to finish.
  */
 @Injectable()
 export class JobExecutor {
@@ -57,7 +58,7 @@ export class JobExecutor {
       const outcome = await this.execute(entry);
       if (outcome) this.completer.push(outcome);
     } finally {
-      this.running.delete(entry.job.id);
+      this.running.delete(entry);
       this.onSlotFreed(entry.job.jobType);
     }
   }
@@ -70,7 +71,12 @@ export class JobExecutor {
       // Only possible with `worker.jobTypes` naming a type without a handler (checked at boot).
       return this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true);
     }
-    const ctx = new HandlerContext(entry, this.dataSource, this.options.progressThrottleMs);
+    const ctx = new HandlerContext(
+      entry,
+      this.dataSource,
+      this.options.progressThrottleMs,
+      this.running.superseded,
+    );
     const { timeoutMs } = handler.options;
     const timer =
       timeoutMs === undefined
@@ -144,7 +150,7 @@ export class JobExecutor {
     }
     return {
       id: job.id,
-      attempt: job.attempts,
+      runToken: job.runToken,
       status: JobStatus.Completed,
       resultJson,
       lastError: null,
@@ -165,7 +171,7 @@ export class JobExecutor {
     const retry = !permanent && job.attempts < maxAttempts;
     return {
       id: job.id,
-      attempt: job.attempts,
+      runToken: job.runToken,
       status: retry ? JobStatus.Pending : JobStatus.Failed,
       resultJson: null,
       lastError,

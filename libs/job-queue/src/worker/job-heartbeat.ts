@@ -14,8 +14,9 @@ import { RunningJobs } from './running-jobs';
 import { ScheduledTask } from './scheduled-task';
 
 /**
- * Renews the lease of every job this worker holds, one statement per `heartbeatIntervalMs`, and
- * aborts the handlers of jobs it no longer holds (cancelled, or taken back by the reaper).
+ * Renews the lease of every run this worker holds, one statement per `heartbeatIntervalMs`, and
+ * aborts the handlers of runs that no longer hold their job (cancelled, retried, or taken back by
+ * the reaper).
  */
 @Injectable()
 export class JobHeartbeat {
@@ -51,17 +52,23 @@ export class JobHeartbeat {
     return this.task.stop();
   }
 
-  /** One renewal; returns how many handlers were aborted because their job is no longer ours. */
+  /**
+   * One renewal, of every run by job id and fencing token; returns how many handlers were
+   * aborted because their run no longer holds its job (cancelled, retried or taken back: the
+   * fallback for a cancel whose NOTIFY this worker did not get, e.g. with LISTEN off).
+   */
   async beatOnce(): Promise<number> {
-    const runningIds = this.running.ids();
-    const ids = [...runningIds, ...this.completer.pendingIds()];
-    if (ids.length === 0) return 0;
-    const held = new Set(await heartbeatJobs(this.dataSource, this.options.workerId, ids));
+    const entries = this.running.all();
+    const runs = [...this.running.runs(), ...this.completer.pendingRuns()];
+    if (runs.length === 0) return 0;
+    const held = new Set(await heartbeatJobs(this.dataSource, this.options.workerId, runs));
     let aborted = 0;
-    for (const id of runningIds) {
-      const entry = this.running.get(id);
-      if (!held.has(id) && entry && !entry.aborted) {
-        entry.abort(new JobCancelledError(id));
+    for (const entry of entries) {
+      // A run that settled meanwhile may have finished its job: only those still going count.
+      if (held.has(entry.key) || !this.running.holds(entry)) continue;
+      this.running.superseded.record('heartbeat', entry.job.id, entry.token);
+      if (!entry.aborted) {
+        entry.abort(new JobCancelledError(entry.job.id));
         aborted++;
       }
     }

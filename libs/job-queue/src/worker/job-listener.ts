@@ -1,20 +1,34 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
-import { JOB_QUEUE_DATA_SOURCE, JOBS_INSERTED_CHANNEL } from '../job-queue.constants';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOBS_CANCELLED_CHANNEL,
+  JOBS_INSERTED_CHANNEL,
+} from '../job-queue.constants';
+import { JobCancelledError } from '../errors';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
+import { RunningJobs } from './running-jobs';
 
 interface NotifyingClient {
-  on(event: 'notification', listener: (message: { channel: string }) => void): void;
+  on(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): void;
   on(event: 'error' | 'end', listener: (error?: Error) => void): void;
   removeAllListeners(event?: string): void;
 }
 
 /**
- * Holds one pooled connection in LISTEN on the jobs-inserted channel and calls `onNotify` for
- * each notification, so an idle worker starts a new job in about a millisecond instead of at the
- * next poll. Polling stays the source of truth: a lost connection only costs latency, and is
- * re-established with back-off.
+ * Holds one pooled connection in LISTEN on two channels:
+ * - jobs inserted: calls `onNotify` for each notification, so an idle worker starts a new job in
+ *   about a millisecond instead of at the next poll;
+ * - job cancelled (`<id>:<run token>`, sent by `cancel()` as it commits): aborts that very run's
+ *   `ctx.signal` with `JobCancelledError` at once, if this worker runs it; another run of the
+ *   same job (a retry claimed since) is left alone.
+ * Polling and the heartbeat stay the source of truth: a lost connection only costs latency (new
+ * jobs wait for the next poll, cancels for the next heartbeat), and is re-established with
+ * back-off.
  */
 @Injectable()
 export class JobListener {
@@ -26,7 +40,10 @@ export class JobListener {
   private retryTimer: NodeJS.Timeout | undefined;
   private onNotify: () => void = () => undefined;
 
-  constructor(@Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource) {}
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly running: RunningJobs,
+  ) {}
 
   async start(onNotify: () => void): Promise<void> {
     this.onNotify = onNotify;
@@ -47,10 +64,12 @@ export class JobListener {
       const client = (await queryRunner.connect()) as NotifyingClient;
       client.on('notification', (message) => {
         if (message.channel === JOBS_INSERTED_CHANNEL) this.onNotify();
+        else if (message.channel === JOBS_CANCELLED_CHANNEL) this.cancelled(message.payload);
       });
       client.on('error', (error) => this.lost(error));
       client.on('end', () => this.lost());
       await queryRunner.query(`LISTEN ${JOBS_INSERTED_CHANNEL}`);
+      await queryRunner.query(`LISTEN ${JOBS_CANCELLED_CHANNEL}`);
       this.queryRunner = queryRunner;
       if (this.backoff.failing) this.logger.log('LISTEN connection re-established');
       this.backoff.succeeded();
@@ -61,6 +80,15 @@ export class JobListener {
       await queryRunner.release().catch(() => undefined);
       this.lost(error as Error);
     }
+  }
+
+  /** `<id>:<run token>` of a cancelled run: aborts it if it runs here. */
+  private cancelled(payload: string | undefined): void {
+    const separator = payload?.lastIndexOf(':') ?? -1;
+    if (!payload || separator < 1) return;
+    const id = payload.slice(0, separator);
+    const run = this.running.get(id, Number(payload.slice(separator + 1)));
+    run?.abort(new JobCancelledError(id));
   }
 
   private lost(error?: Error): void {
@@ -87,6 +115,7 @@ export class JobListener {
     this.queryRunner = undefined;
     if (!queryRunner) return;
     await queryRunner.query(`UNLISTEN ${JOBS_INSERTED_CHANNEL}`).catch(() => undefined);
+    await queryRunner.query(`UNLISTEN ${JOBS_CANCELLED_CHANNEL}`).catch(() => undefined);
     await this.release(queryRunner);
   }
 

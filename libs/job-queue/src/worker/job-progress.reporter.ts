@@ -1,7 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { JobCancelledError } from '../errors';
 import { checkProgress, checkStage } from '../job-input.validation';
-import { updateProgressRow } from '../sql/update-progress.query';
+import { updateRunProgress } from '../sql/update-progress.query';
+import { RunningJob } from './running-job';
+import { SupersededWrites } from './superseded-writes';
 
 /** A progress value no write has carried yet. */
 export interface UnwrittenProgress {
@@ -10,9 +13,12 @@ export interface UnwrittenProgress {
 }
 
 /**
- * `ctx.progress` for one running job: at most one write per `throttleMs`; calls in between only
+ * `ctx.progress` for one run of a job: at most one write per `throttleMs`; calls in between only
  * keep the newest value, written when the period ends. Whatever is still unwritten when the
  * handler returns is handed to the completion write (`takeUnwritten`), so the last value lands.
+ *
+ * Every write carries the run's fencing token: once the job was cancelled, retried or taken back
+ * the write changes nothing, is counted as superseded, and aborts the run (if nothing did yet).
  */
 export class JobProgressReporter {
   private lastWriteAt = 0;
@@ -23,9 +29,10 @@ export class JobProgressReporter {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly jobId: string,
+    private readonly run: RunningJob,
     private readonly throttleMs: number,
     private readonly logger: Logger,
+    private readonly superseded: SupersededWrites,
   ) {}
 
   /** Validates at once (bad values throw to the handler), writes now or at the period's end. */
@@ -63,8 +70,13 @@ export class JobProgressReporter {
     if (!value || this.closed) return;
     this.unwritten = undefined;
     this.lastWriteAt = Date.now();
-    this.writing = updateProgressRow(this.dataSource, this.jobId, value.progress, value.stage)
-      .then(() => undefined)
+    const { job, token } = this.run;
+    this.writing = updateRunProgress(this.dataSource, job.id, token, value.progress, value.stage)
+      .then((landed) => {
+        if (landed) return;
+        this.superseded.record('progress', job.id, token);
+        this.run.abort(new JobCancelledError(job.id));
+      })
       .catch((error: Error) => {
         // Progress is advisory: a failed write must not fail the job. Keep the value so the
         // completion write still carries it.

@@ -1,8 +1,14 @@
 import { Job } from '../entities/job.entity';
 
+/** `id:token`, one run of one job: the key of `RunningJobs` and of the heartbeat's answer. */
+export function runKey(jobId: string, runToken: number): string {
+  return `${jobId}:${runToken}`;
+}
+
 /**
- * One job this process holds (claimed, not finished yet) and whether it has been aborted
- * (timeout, cancellation, shutdown) and why.
+ * One run of a job this process holds (claimed, not finished yet): the job as claimed, with the
+ * run's fencing token (`job.runToken`), and whether the run has been aborted (timeout,
+ * cancellation, shutdown) and why.
  *
  * The AbortController behind `signal` is only made when something reads the signal: most
  * handlers never do, and one controller per job was about 6% of a worker's CPU on short jobs
@@ -13,7 +19,17 @@ export class RunningJob {
   private abortedWith: { reason: unknown } | undefined;
   private abortListener: ((reason: unknown) => void) | undefined;
 
-  constructor(readonly job: Job) {}
+  /** This run's `runKey`. */
+  readonly key: string;
+
+  constructor(readonly job: Job) {
+    this.key = runKey(job.id, job.runToken);
+  }
+
+  /** The run's fencing token: every write of the run carries it. */
+  get token(): number {
+    return this.job.runToken;
+  }
 
   get signal(): AbortSignal {
     if (!this.controller) {
