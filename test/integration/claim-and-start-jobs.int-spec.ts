@@ -2,8 +2,15 @@ import { Job } from 'nest-pg-job-queue';
 import { claimAndStartJobs, ClaimTypes } from '../../libs/job-queue/src/sql/claim-job-batch.query';
 import { useQueueTestingModule } from '../support/test-app';
 
-/** `email`, uncapped. */
-const EMAIL: ClaimTypes = { jobTypes: ['email'], caps: [null] };
+/** `email`, uncapped, with a handler policy of 4 attempts and a 1-60 s backoff. */
+const EMAIL: ClaimTypes = {
+  jobTypes: ['email'],
+  caps: [null],
+  maxAttempts: [4],
+  backoffBaseMs: [1_000],
+  backoffMaxMs: [60_000],
+  backoffJitter: [0.25],
+};
 
 // The worker's claim reads timestamps as text and parses them itself (for speed); these pin that
 // a handler's `job` is exactly what `getJob` reads, whatever the session's time zone.
@@ -37,8 +44,14 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
         expect(job).toBeInstanceOf(Job);
         expect(job).toEqual(await app.queue.getJob(job.id));
         expect(job).toMatchObject({ status: 'running', workerId: 'worker-a', attempts: 1 });
-        // A new fencing token.
-        expect(job.runToken).toBe(1);
+        // A new fencing token, and the handler's policy where the row had none of its own.
+        expect(job).toMatchObject({
+          runToken: 1,
+          maxAttempts: job.id === second.id ? 2 : 4,
+          backoffBaseMs: 1_000,
+          backoffMaxMs: 60_000,
+          backoffJitter: 0.25,
+        });
         expect(job.startedAt).toBeInstanceOf(Date);
       }
       expect(claimed[1].createdAt.toISOString()).toBe('1969-12-31T23:59:59.999Z');

@@ -137,7 +137,8 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     await client.query(INSERT_PENDING, [PENDING]);
     await client.query(`ANALYZE jobs`);
     await client.query(
-      `PREPARE claim_plan(varchar, varchar[], integer, timestamptz, boolean, integer[])
+      `PREPARE claim_plan(varchar, varchar[], integer, timestamptz, boolean, integer[], integer[],
+                          integer[], integer[], float8[])
        AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
     );
   }, 60_000);
@@ -162,7 +163,7 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     try {
       const plan = await explain(
         `EXPLAIN (FORMAT TEXT) EXECUTE claim_plan('w', ARRAY['email', 'report'], 10, NULL, false,
-                                                   NULL)`,
+                                                   NULL, NULL, NULL, NULL, NULL)`,
       );
       // Parameters left as $n: it really is the generic plan.
       expect(plan).toContain('COALESCE($4, now())');
@@ -176,10 +177,11 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     await client.query(`SET plan_cache_mode = force_custom_plan`);
     try {
       for (const args of [
-        `'w', ARRAY['email', 'report'], 10, NULL, false, NULL`,
-        `'w', ARRAY['email'], 1, now(), true, ARRAY[1]`,
+        `'w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL`,
+        `'w', ARRAY['email'], 1, now(), true, ARRAY[1], ARRAY[3], ARRAY[1000], ARRAY[60000],
+         ARRAY[0.2]`,
         `'w', ARRAY['email', 'report', 'other'], 500, '2031-01-01T00:00:00Z', false,
-         ARRAY[NULL, 2, 0]`,
+         ARRAY[NULL, 2, 0], NULL, NULL, NULL, NULL`,
       ]) {
         const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE claim_plan(${args})`);
         expect(plan).not.toContain('COALESCE($4');

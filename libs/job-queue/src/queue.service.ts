@@ -127,10 +127,10 @@ export class QueueService {
   }
 
   /**
-   * Runs a failed or cancelled job again, now, with a fresh set of attempts. Accepted at once
-   * after `cancel()`, even while the cancelled run's handler has not given up yet: the next claim
-   * gives the job a new fencing token, and only the run holding the current one can write
-   * anything for the job.
+   * Runs a failed or cancelled job again, now, with a fresh set of attempts (its attempt limit
+   * and backoff stay as its row has them). Accepted at once after `cancel()`, even while the
+   * cancelled run's handler has not given up yet: the next claim gives the job a new fencing
+   * token, and only the run holding the current one can write anything for the job.
    */
   async retry(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);

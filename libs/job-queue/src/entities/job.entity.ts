@@ -57,7 +57,10 @@ export class Job<TData = unknown, TResult = unknown> {
   @Column({ type: 'integer', default: 0 })
   attempts: number;
 
-  /** The job's own limit; `null`: its handler's `maxAttempts`, else the module's default. */
+  /**
+   * The job's attempt limit: given at enqueue, else its handler's `maxAttempts` (or the module's
+   * `defaultMaxAttempts`), written by its first claim. `null` only until then.
+   */
   @Column({ name: 'max_attempts', type: 'integer', nullable: true })
   maxAttempts: number | null;
 
@@ -68,6 +71,22 @@ export class Job<TData = unknown, TResult = unknown> {
    */
   @Column({ name: 'run_token', type: 'integer', default: 0 })
   runToken: number;
+
+  /**
+   * The job's backoff `baseDelayMs` (see `BackoffOptions`): its handler's, or the module's,
+   * written by its first claim with `backoffMaxMs` and `backoffJitter`, so that every node retries
+   * and rescues it alike. `null` only until then.
+   */
+  @Column({ name: 'backoff_base_ms', type: 'integer', nullable: true })
+  backoffBaseMs: number | null;
+
+  /** The job's backoff `maxDelayMs`; see `backoffBaseMs`. */
+  @Column({ name: 'backoff_max_ms', type: 'integer', nullable: true })
+  backoffMaxMs: number | null;
+
+  /** The job's backoff `jitter`; see `backoffBaseMs`. */
+  @Column({ name: 'backoff_jitter', type: 'double precision', nullable: true })
+  backoffJitter: number | null;
 
   @Column({ name: 'last_error', type: 'text', nullable: true })
   lastError: string | null;

@@ -7,14 +7,15 @@ import {
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
-import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
 import { ScheduledTask } from '../worker/scheduled-task';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
- * `staleAfterMs`: back to `pending`, or `failed` when that was their last attempt, so no job
- * stays claimed forever. Every worker runs one; an advisory lock lets one act at a time.
+ * `staleAfterMs`: back to `pending` after their backoff, or `failed` when that was their last
+ * attempt, so no job stays claimed forever. The limit and backoff are each job's row's, not this
+ * node's handlers' (it may have none of them): every node reaps alike. Every worker runs one; an
+ * advisory lock lets one act at a time.
  */
 @Injectable()
 export class StaleJobReaper {
@@ -24,7 +25,6 @@ export class StaleJobReaper {
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    private readonly registry: JobHandlerRegistry,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
   ) {
     this.task = new ScheduledTask(
@@ -46,19 +46,17 @@ export class StaleJobReaper {
 
   /** One pass; returns the jobs it recovered (none when another node holds the lock). */
   async rescueOnce(): Promise<RescuedJobRow[]> {
-    const typeLimits = new Map(
-      this.registry.all().map((handler) => [handler.jobType, handler.options.maxAttempts]),
-    );
-    const rescued = await rescueStaleJobs(
-      this.dataSource,
-      this.options.staleAfterMs,
-      typeLimits,
-      this.options.defaultMaxAttempts,
-    );
+    // Only for a row that has no policy of its own (claimed by hand): the module's defaults.
+    const rescued = await rescueStaleJobs(this.dataSource, this.options.staleAfterMs, {
+      maxAttempts: this.options.defaultMaxAttempts,
+      ...this.options.backoff,
+    });
     for (const job of rescued) {
       this.logger.warn(
         `Recovered stale job ${job.id} (${job.job_type}) from worker ${job.worker_id ?? '?'}: ` +
-          (job.status === 'failed' ? 'no attempts left, now failed' : 'back to pending'),
+          (job.status === 'failed'
+            ? 'no attempts left, now failed'
+            : `back to pending, to run again from ${job.run_at.toISOString()}`),
       );
     }
     return rescued;

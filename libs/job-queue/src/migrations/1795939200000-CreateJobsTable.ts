@@ -2,16 +2,18 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The `jobs` table with the seed's columns (names kept) plus `run_at`, `heartbeat_at`,
- * `unique_key`, `result`, `updated_at` and `run_token`, the indexes that are not about claiming,
- * and the insert trigger that wakes idle workers.
+ * `unique_key`, `result`, `updated_at`, `run_token` and the backoff columns, the indexes that are
+ * not about claiming, and the insert trigger that wakes idle workers.
  *
  * `run_token` is the fencing token of the job's current run: every claim increments it and
  * nothing ever lowers it (a retry resets `attempts`, never the token). Every write that belongs to
  * a run (progress, heartbeat, outcome) names its token and the job must still be held
  * (`claimed`/`running`), so a run that was cancelled, retried or rescued since writes nothing.
  *
- * `max_attempts` is NULL unless the job was enqueued with its own: the worker that runs it then
- * applies its handler's `maxAttempts`, or the module's `defaultMaxAttempts`.
+ * The policy of a job is on its row: `max_attempts` and `backoff_base_ms`/`backoff_max_ms`/
+ * `backoff_jitter` are NULL until given at enqueue or filled in by the job's first claim from its
+ * handler's options (the claiming node has the handler). Whichever node then fails or rescues an
+ * attempt applies these values, not its own registry.
  *
  * Append-only: never edit a migration that has shipped; change the schema in a new one.
  */
@@ -37,6 +39,9 @@ export class CreateJobsTable1795939200000 implements MigrationInterface {
         attempts       integer NOT NULL DEFAULT 0,
         max_attempts   integer,
         run_token      integer NOT NULL DEFAULT 0,
+        backoff_base_ms integer,
+        backoff_max_ms integer,
+        backoff_jitter double precision,
         last_error     text,
         run_at         timestamptz NOT NULL DEFAULT now(),
         heartbeat_at   timestamptz,

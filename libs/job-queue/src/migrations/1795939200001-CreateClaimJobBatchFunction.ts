@@ -3,13 +3,16 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The claim, as one statement: the best claimable jobs across the requested types in one order
  * (priority DESC, then oldest, then id), at most `cap` of each type, rows other workers hold
- * skipped; marks them claimed for `$1` with a new fencing token.
+ * skipped; marks them claimed for `$1` with a new fencing token, and fixes their policy.
  *
  * Parameters: $1 worker id, $2 job types, $3 batch size, $4 "now" (NULL: the transaction's now();
  * tests pass a fixed time), $5 start: mark the jobs `running` (with `started_at`) at once, for a
- * worker that starts every job it claims; saves a second write per batch. $6 how many of each
- * type this claim may take, aligned with $2 (a type at its own concurrency limit gets 0: it is
- * skipped, not queued ahead; NULL, or a NULL element: up to the batch size).
+ * worker that starts every job it claims; saves a second write per batch. Then one array per
+ * type, aligned with $2 (NULL, or a NULL element: none for that type): $6 how many of the type
+ * this claim may take (a type at its own concurrency limit gets 0: it is skipped, not queued
+ * ahead; NULL: up to the batch size), and the handler's policy that the claim writes into the
+ * job's NULL columns, $7 `max_attempts`, $8 `backoff_base_ms`, $9 `backoff_max_ms`,
+ * $10 `backoff_jitter`.
  *
  * Shape: each type's queue is the head of `jobs_claim_idx` (led by job_type, then the claim's
  * order), read with `LIMIT` so the claim reads a few index entries per type however many
@@ -30,8 +33,14 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 export const CLAIM_JOB_BATCH_QUERY_V1 = `
   WITH types AS (
     SELECT t.job_type,
-           min(LEAST(COALESCE(t.cap, $3), $3)) AS cap
-    FROM unnest($2::varchar[], $6::integer[]) AS t(job_type, cap)
+           min(LEAST(COALESCE(t.cap, $3), $3)) AS cap,
+           min(t.max_attempts) AS max_attempts,
+           min(t.backoff_base_ms) AS backoff_base_ms,
+           min(t.backoff_max_ms) AS backoff_max_ms,
+           min(t.backoff_jitter) AS backoff_jitter
+    FROM unnest($2::varchar[], $6::integer[], $7::integer[], $8::integer[], $9::integer[],
+                $10::float8[])
+      AS t(job_type, cap, max_attempts, backoff_base_ms, backoff_max_ms, backoff_jitter)
     WHERE t.job_type IS NOT NULL
     GROUP BY t.job_type
     HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
@@ -55,7 +64,8 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
                 ELSE types.cap END AS take
     FROM types LEFT JOIN shares ON shares.job_type = types.job_type
   ), candidates AS (
-    SELECT locked.id
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
     FROM takes CROSS JOIN LATERAL (
       SELECT j.id FROM jobs j
       WHERE j.status = 'pending' AND j.job_type = takes.job_type
@@ -74,7 +84,11 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
       heartbeat_at = COALESCE($4, now()),
       updated_at = COALESCE($4, now()),
       attempts = jobs.attempts + 1,
-      run_token = jobs.run_token + 1
+      run_token = jobs.run_token + 1,
+      max_attempts = COALESCE(jobs.max_attempts, candidates.max_attempts),
+      backoff_base_ms = COALESCE(jobs.backoff_base_ms, candidates.backoff_base_ms),
+      backoff_max_ms = COALESCE(jobs.backoff_max_ms, candidates.backoff_max_ms),
+      backoff_jitter = COALESCE(jobs.backoff_jitter, candidates.backoff_jitter)
     FROM candidates
     WHERE jobs.id = candidates.id
     RETURNING jobs.*
@@ -84,7 +98,7 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
 /**
  * `claim_job_batch(p_worker_id, p_job_types, p_batch_size)`, the seed's signature and contract
  * (status 'claimed', priority DESC then created_at then id across every type given), plus
- * optional `p_now`, `p_start` and per-type caps (see `CLAIM_JOB_BATCH_QUERY_V1`); and the
+ * optional `p_now`, `p_start`, per-type caps and policy (see `CLAIM_JOB_BATCH_QUERY_V1`); and the
  * partial index the claim walks: led by job_type, then exactly the claim's order, over pending
  * rows only, so each type's head is a few index entries however many finished rows, jobs of
  * other types or jobs due later the table holds.
@@ -109,7 +123,11 @@ export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterf
         p_batch_size integer,
         p_now timestamptz DEFAULT NULL,
         p_start boolean DEFAULT false,
-        p_type_caps integer[] DEFAULT NULL
+        p_type_caps integer[] DEFAULT NULL,
+        p_max_attempts integer[] DEFAULT NULL,
+        p_backoff_base_ms integer[] DEFAULT NULL,
+        p_backoff_max_ms integer[] DEFAULT NULL,
+        p_backoff_jitter float8[] DEFAULT NULL
       ) RETURNS SETOF jobs LANGUAGE plpgsql
         SET enable_bitmapscan = off SET enable_sort = off SET jit = off
       AS $fn$
@@ -122,7 +140,8 @@ export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterf
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      `DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz, boolean, integer[])`,
+      `DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz, boolean, integer[],
+         integer[], integer[], integer[], float8[])`,
     );
     await queryRunner.query(`DROP INDEX jobs_claim_idx`);
   }

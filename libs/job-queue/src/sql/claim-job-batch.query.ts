@@ -31,19 +31,24 @@ function columnsOfClaim(): ClaimColumns {
 }
 
 /**
- * What one claim may take, one entry per job type in each array (same order): the type, and how
+ * What one claim may take, one entry per job type in each array (same order): the type, how
  * many of it at most (`null`: up to the batch size; 0: none, the type is at its own concurrency
- * limit).
+ * limit), and its handler's policy, written into the claimed jobs whose row has none yet.
  */
 export interface ClaimTypes {
   jobTypes: readonly string[];
   caps: ReadonlyArray<number | null>;
+  maxAttempts: readonly number[];
+  backoffBaseMs: readonly number[];
+  backoffMaxMs: readonly number[];
+  backoffJitter: readonly number[];
 }
 
 /**
  * Claims up to `batchSize` claimable jobs of `types` for `workerId`, in one priority order
  * across the types, through the `claim_job_batch` SQL function, and marks them running in the
- * same statement (the worker starts each job it claims at once); jobs come back best first.
+ * same statement (the worker starts each job it claims at once); jobs come back best first, each
+ * with its new `runToken` and its policy (`maxAttempts`, backoff) filled in.
  *
  * The claim commits without waiting for its WAL flush (`synchronous_commit` off for this
  * transaction only): a claim lost to a database crash leaves its job pending, to be claimed and
@@ -59,9 +64,20 @@ export async function claimAndStartJobs(
   const rows = await queryRows(
     db,
     `SELECT ${columnsOfClaim().selectList}
-     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true, p_type_caps => $4::integer[])
+     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true, p_type_caps => $4::integer[],
+            p_max_attempts => $5::integer[], p_backoff_base_ms => $6::integer[],
+            p_backoff_max_ms => $7::integer[], p_backoff_jitter => $8::float8[])
        CROSS JOIN set_config('synchronous_commit', 'off', true)`,
-    [workerId, types.jobTypes, batchSize, types.caps],
+    [
+      workerId,
+      types.jobTypes,
+      batchSize,
+      types.caps,
+      types.maxAttempts,
+      types.backoffBaseMs,
+      types.backoffMaxMs,
+      types.backoffJitter,
+    ],
   );
   const timestamps = new TimestampTextParser();
   return rows.map((row) => toClaimedJob(row, timestamps));

@@ -137,6 +137,9 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.attempts = 0;
   job.maxAttempts = row.maxAttempts;
   job.runToken = 0;
+  job.backoffBaseMs = null;
+  job.backoffMaxMs = null;
+  job.backoffJitter = null;
   job.lastError = null;
   job.runAt = new Date(row.runAt?.getTime() ?? nowMs + row.delayMs);
   job.heartbeatAt = null;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedBackoff, ResolvedJobQueueOptions } from '../job-queue.options';
 import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
 import { JobContext } from '../interfaces/job-context.interface';
@@ -21,6 +21,15 @@ import { retryDelayMs } from './retry-policy';
 import { errorText } from './error-text';
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** The job's own backoff (its row's), else `fallback` for a row claimed without one. */
+function backoffOf(job: Job, fallback: ResolvedBackoff): ResolvedBackoff {
+  return {
+    baseDelayMs: job.backoffBaseMs ?? fallback.baseDelayMs,
+    maxDelayMs: job.backoffMaxMs ?? fallback.maxDelayMs,
+    jitter: job.backoffJitter ?? fallback.jitter,
+  };
+}
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
@@ -160,14 +169,22 @@ export class JobExecutor {
     };
   }
 
+  /**
+   * A failed attempt: retried after its backoff while attempts are left, else failed. The limit
+   * and backoff are the job's row's (fixed at enqueue or by its first claim), so every node
+   * decides alike; the handler's or module's apply only to a row claimed without them.
+   */
   private failure(
     job: Job,
     handler: RegisteredJobHandler | undefined,
     lastError: string,
     permanent: boolean,
   ): JobOutcome {
-    const maxAttempts =
-      job.maxAttempts ?? handler?.options.maxAttempts ?? this.options.defaultMaxAttempts;
+    const policy = handler?.options ?? {
+      maxAttempts: this.options.defaultMaxAttempts,
+      backoff: this.options.backoff,
+    };
+    const maxAttempts = job.maxAttempts ?? policy.maxAttempts;
     const retry = !permanent && job.attempts < maxAttempts;
     return {
       id: job.id,
@@ -175,9 +192,7 @@ export class JobExecutor {
       status: retry ? JobStatus.Pending : JobStatus.Failed,
       resultJson: null,
       lastError,
-      retryDelayMs: retry
-        ? retryDelayMs(job.attempts, handler?.options.backoff ?? this.options.backoff)
-        : null,
+      retryDelayMs: retry ? retryDelayMs(job.attempts, backoffOf(job, policy.backoff)) : null,
       progress: null,
       stage: null,
     };

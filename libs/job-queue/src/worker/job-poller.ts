@@ -9,12 +9,15 @@ import {
 import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
-import { claimAndStartJobs } from '../sql/claim-job-batch.query';
+import { claimAndStartJobs, ClaimTypes } from '../sql/claim-job-batch.query';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
+
+/** What every claim of this worker passes for its types, but the caps (made per poll). */
+type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
 
 /**
  * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
@@ -38,6 +41,7 @@ export class JobPoller {
   private jobTypes: string[] = [];
   /** Each type's own `concurrency` (`undefined`: none), in `jobTypes` order. */
   private typeLimits: Array<number | undefined> = [];
+  private claimPolicy: ClaimPolicy | undefined;
   /** Types at their own limit at the last poll: a slot of theirs freeing wakes the poller. */
   private typesAtLimit = new Set<string>();
   private stopped = true;
@@ -62,7 +66,20 @@ export class JobPoller {
 
   start(jobTypes: string[]): void {
     this.jobTypes = jobTypes;
-    this.typeLimits = jobTypes.map((jobType) => this.registry.get(jobType)?.options.concurrency);
+    const handlers = jobTypes.map((jobType) => this.registry.get(jobType)?.options);
+    this.typeLimits = handlers.map((options) => options?.concurrency);
+    // The claim fixes each job's policy from its handler's options (module defaults included).
+    const policies = handlers.map((options) => ({
+      maxAttempts: options?.maxAttempts ?? this.options.defaultMaxAttempts,
+      backoff: options?.backoff ?? this.options.backoff,
+    }));
+    this.claimPolicy = {
+      jobTypes,
+      maxAttempts: policies.map((policy) => policy.maxAttempts),
+      backoffBaseMs: policies.map((policy) => policy.backoff.baseDelayMs),
+      backoffMaxMs: policies.map((policy) => policy.backoff.maxDelayMs),
+      backoffJitter: policies.map((policy) => policy.backoff.jitter),
+    };
     this.stopped = false;
     this.executor.onSlotFreed = (jobType) => {
       if (this.saturated || this.typesAtLimit.has(jobType)) this.wake();
@@ -151,7 +168,7 @@ export class JobPoller {
   /** Claims as many jobs as there are free slots and starts them. Returns how many. */
   async pollOnce(): Promise<number> {
     const limit = this.freeSlots();
-    if (this.stopped) return 0;
+    if (this.stopped || !this.claimPolicy) return 0;
     // More work may be waiting when the claim came back full, or was not even tried for lack
     // of slots; the next freed slot then polls again (and learns if it was wrong).
     if (limit <= 0) {
@@ -171,12 +188,7 @@ export class JobPoller {
       return 0;
     }
     const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
-      claimAndStartJobs(
-        queryRunner,
-        this.options.workerId,
-        { jobTypes: this.jobTypes, caps },
-        limit,
-      ),
+      claimAndStartJobs(queryRunner, this.options.workerId, { ...this.claimPolicy!, caps }, limit),
     );
     for (const job of jobs) this.executor.start(job);
     this.saturated = jobs.length === limit;

@@ -4,6 +4,9 @@ import { ResolvedBackoff } from '../job-queue.options';
  * Delay before the next attempt after `attempt` (1-based) failed: exponential from
  * `baseDelayMs`, capped at `maxDelayMs`, spread by ±`jitter` so failures that happened together
  * do not retry together. Pure: `random` is injectable for tests.
+ *
+ * The reaper computes the same delay in SQL for a rescued attempt (sql/rescue-stale-jobs.query.ts;
+ * a test checks that both agree): change both together.
  */
 export function retryDelayMs(
   attempt: number,
