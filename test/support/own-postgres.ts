@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { findFreePort } from '../../src/database/embedded-postgres';
+import { embeddedPostgresUrl, findFreePort } from '../../src/database/embedded-postgres';
 import { createMigratedTemplate, withDatabase } from './database';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -70,7 +70,7 @@ export class OwnPostgres {
 
   /** The server (same port across restarts). */
   get serverUrl(): string {
-    return `postgres://postgres:postgres@127.0.0.1:${this.port}/postgres`;
+    return embeddedPostgresUrl(join(this.parent, 'pg'), this.port);
   }
 
   /** The migrated database tests use. */
