@@ -28,6 +28,22 @@ export const CREATE_JOB_RUNS_TABLE = `
     started_at timestamptz NOT NULL DEFAULT clock_timestamp()
   )`;
 
+/**
+ * The `run_log` side table the fixture's `fenced` handler writes to: one row per event of each
+ * run, the run named by the job's fencing token and a nonce of the run's own.
+ */
+export const CREATE_RUN_LOG_TABLE = `
+  CREATE TABLE run_log (
+    id         bigserial PRIMARY KEY,
+    job_id     bigint NOT NULL,
+    run_token  integer NOT NULL,
+    nonce      text NOT NULL,
+    event      text NOT NULL CHECK (event IN ('started', 'finished')),
+    aborted    boolean NOT NULL DEFAULT false,
+    worker_id  varchar(255) NOT NULL,
+    at         timestamptz NOT NULL DEFAULT clock_timestamp()
+  )`;
+
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const WORKER_SCRIPT = 'test/fixtures/worker-process.ts';
 const OUTPUT_LIMIT = 64 * 1024;
