@@ -6,10 +6,15 @@ import { serialiseData } from '../../libs/job-queue/src/job-input.validation';
 describe('serialiseData', () => {
   const nullPrototype = Object.assign(Object.create(null) as object, { a: 1 });
   class Point {
+    label?: string;
     constructor(
       public x: number,
       public y: number,
     ) {}
+    withLabel(label: string): this {
+      this.label = label;
+      return this;
+    }
   }
 
   it.each([
@@ -22,6 +27,9 @@ describe('serialiseData', () => {
     ['a class instance', new Point(1, 2)],
     ['a toJSON', { toJSON: () => ({ replaced: true }) }],
     ['a string with the six characters \\u0000', 'literal \\u0000'],
+    ['a key with the six characters \\ud800', { 'literal \\ud800': '\\\\u0000' }],
+    ['well-formed surrogate pairs', { '\u{1F600}': ['\u{1F600}', 'a\u{10FFFF}b'] }],
+    ['control characters other than NUL', '\u0001\u001f'],
     ['null', null],
     ['a number', -0],
   ])('serialises %s exactly as JSON.stringify does', (_, value) => {
@@ -32,6 +40,11 @@ describe('serialiseData', () => {
     ['a function deep inside', { a: [{ f: () => 1 }] }, 'data.a[0].f'],
     ['NaN', { n: NaN }, 'data.n'],
     ['a NUL character', { s: 'a\u0000b' }, 'data.s'],
+    ['a NUL character in a key', { a: [{ 'k\u0000': 1 }] }, 'data.a[0]'],
+    ['a lone high surrogate', { s: ['x', 'a\ud800'] }, 'data.s[1]'],
+    ['a lone low surrogate in a key', { '\udc00': 1 }, 'data'],
+    ['a lone surrogate in a class instance', new Point(1, 2).withLabel('\udbff'), 'data.label'],
+    ['NUL from a toJSON', { t: { toJSON: () => '\u0000' } }, 'data.t'],
     ['a BigInt', { big: 1n }, 'data.big'],
     ['a cycle', (() => { const o: Record<string, unknown> = {}; o.self = o; return o; })(), 'data'], // prettier-ignore
     ['undefined at the top', undefined, 'data'],
@@ -44,6 +57,28 @@ describe('serialiseData', () => {
     }
     expect(thrown).toBeInstanceOf(InvalidJobInputError);
     expect((thrown as InvalidJobInputError).field).toBe(field);
+  });
+
+  it('shows no payload text in what it refuses', () => {
+    const secret = 'unit-secret-3b7';
+    for (const value of [
+      { s: `${secret}\u0000` },
+      { [`${secret}\ud800`]: 1 },
+      { big: 10n, secret },
+      { fn: () => secret, secret },
+      { sym: Symbol(secret) },
+    ]) {
+      let thrown: InvalidJobInputError | undefined;
+      try {
+        serialiseData('data', value, 1_000_000);
+      } catch (error) {
+        thrown = error as InvalidJobInputError;
+      }
+      expect(thrown).toBeInstanceOf(InvalidJobInputError);
+      expect(thrown!.message).not.toContain(secret);
+      expect(JSON.stringify(thrown!.value ?? null)).not.toContain(secret);
+      expect(String(thrown!.value)).not.toContain(secret);
+    }
   });
 
   it('refuses more bytes than the limit, counting UTF-8 bytes', () => {

@@ -49,6 +49,7 @@ export type JobStatusCounts = Record<JobStatus, number>;
 export type JobQueueStats = Record<string, JobStatusCounts>;
 
 const JOB_OPTION_KEYS = ['priority', 'runAt', 'delayMs', 'maxAttempts', 'uniqueKey'] as const;
+const WRITE_OPTION_KEYS = ['manager'] as const;
 
 // A unique key freed between a duplicate's insert and our look-up (its holder finished) makes us
 // insert again; more than a few rounds means something else is wrong.
@@ -72,11 +73,13 @@ export class QueueService {
    * of adding another.
    */
   async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
+    checkObject('options', opts);
     const { manager, ...jobOptions } = opts;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     this.rejectUnknownKeys('', jobOptions, JOB_OPTION_KEYS);
+    const db = this.db(checkManager(manager));
     const row = this.toInsertRow('', { ...jobOptions, type: jobType, data });
-    const [job] = await this.insertAll(this.db(manager), [row]);
+    const [job] = await this.insertAll(db, [row]);
     return job as Job<T>;
   }
 
@@ -85,9 +88,12 @@ export class QueueService {
     if (!Array.isArray(items)) {
       throw new InvalidJobInputError(INVALID_INPUT('jobs', items, 'an array'), 'jobs', items);
     }
+    checkObject('options', opts);
+    this.rejectUnknownKeys('', opts, WRITE_OPTION_KEYS, WRITE_OPTION_KEYS);
+    const db = this.db(checkManager(opts.manager));
     if (items.length === 0) return [];
     const rows = items.map((item, i) => this.toInsertRow(`jobs[${i}].`, item));
-    return (await this.insertAll(this.db(opts.manager), rows)) as Job<T>[];
+    return (await this.insertAll(db, rows)) as Job<T>[];
   }
 
   /** The job with this id; throws `JobNotFoundError` when there is none. */
@@ -189,12 +195,17 @@ export class QueueService {
     };
   }
 
-  private rejectUnknownKeys(path: string, item: object, known: readonly string[]): void {
+  private rejectUnknownKeys(
+    path: string,
+    item: object,
+    known: readonly string[],
+    listed: readonly string[] = JOB_OPTION_KEYS,
+  ): void {
     for (const key of Object.keys(item)) {
       if (!known.includes(key)) {
         const field = path + key;
         throw new InvalidJobInputError(
-          `Unknown job option "${field}". Known options: ${JOB_OPTION_KEYS.join(', ')}.`,
+          `Unknown job option "${field}". Known options: ${listed.join(', ')}.`,
           field,
           (item as Record<string, unknown>)[key],
         );
@@ -278,4 +289,23 @@ export class QueueService {
     if (!row) return new JobNotFoundError(jobId);
     return new JobStateConflictError(jobId, row.status as JobStatus, action);
   }
+}
+
+function checkObject(field: string, value: unknown): asserts value is object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidJobInputError(INVALID_INPUT(field, value, 'an object'), field, value);
+  }
+}
+
+/** `manager` must run queries: an `EntityManager` (or a QueryRunner's). */
+function checkManager(manager: unknown): Queryable | undefined {
+  if (manager === undefined) return undefined;
+  if (typeof (manager as Partial<Queryable> | null)?.query !== 'function') {
+    throw new InvalidJobInputError(
+      INVALID_INPUT('manager', manager, "an EntityManager (say, a transaction's)"),
+      'manager',
+      manager,
+    );
+  }
+  return manager as Queryable;
 }

@@ -2,7 +2,7 @@ import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
 import { DEFAULT_PRIORITY } from '../job-queue.constants';
 import { Queryable, queryRows } from './queryable';
-import { parseTimestamptzText } from './timestamp-text';
+import { parseTimestamptzText, timestamptzInput } from './timestamp-text';
 
 /** One job to insert, already validated; `data` is its JSON text. */
 export interface JobInsertRow {
@@ -88,7 +88,7 @@ function inputDocument(rows: readonly JobInsertRow[]): string {
   const items = rows.map((row) => {
     let item = `{"type":${JSON.stringify(row.jobType)},"data":${row.dataJson}`;
     if (row.priority !== DEFAULT_PRIORITY) item += `,"priority":${row.priority}`;
-    if (row.runAt !== null) item += `,"run_at":${JSON.stringify(row.runAt)}`;
+    if (row.runAt !== null) item += `,"run_at":"${timestamptzInput(row.runAt)}"`;
     if (row.delayMs !== 0) item += `,"delay_ms":${row.delayMs}`;
     if (row.maxAttempts !== null) item += `,"max_attempts":${row.maxAttempts}`;
     if (row.uniqueKey !== null) item += `,"unique_key":${JSON.stringify(row.uniqueKey)}`;

@@ -36,3 +36,16 @@ export function parseTimestamptzText(text: string): number {
   const parsed = types.getTypeParser(TIMESTAMPTZ_OID)(text) as Date | number;
   return parsed instanceof Date ? parsed.getTime() : parsed;
 }
+
+/**
+ * `date` as timestamptz input PostgreSQL reads, for every Date in its range. `toISOString` is
+ * that for years 1 to 9999; PostgreSQL refuses its other forms ('+010000-…', '0000-…',
+ * '-000001-…'), so those go as 'YYYYY-…' or, for ISO year y ≤ 0, as year 1 − y 'BC'.
+ */
+export function timestamptzInput(date: Date): string {
+  const iso = date.toISOString();
+  if (iso[0] !== '+' && iso[0] !== '-' && !iso.startsWith('0000')) return iso;
+  const year = date.getUTCFullYear();
+  const rest = iso.slice(iso.indexOf('-', 1)); // "-MM-DDTHH:mm:ss.sssZ"
+  return year > 0 ? `${year}${rest}` : `${String(1 - year).padStart(4, '0')}${rest} BC`;
+}
