@@ -42,6 +42,7 @@ export {
   InvalidJobQueueOptionsError,
   JobCancelledError,
   JobNotFoundError,
+  JobQueueDatabaseError,
   JobQueueError,
   JobQueueUnavailableError,
   JobStateConflictError,

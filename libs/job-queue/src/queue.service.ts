@@ -12,6 +12,8 @@ import {
   InvalidJobInputError,
   isConnectionError,
   JobNotFoundError,
+  JobQueueDatabaseError,
+  JobQueueError,
   JobQueueUnavailableError,
   JobStateConflictError,
 } from './errors';
@@ -32,7 +34,7 @@ import {
   checkUniqueKey,
   serialiseData,
 } from './job-input.validation';
-import { Queryable, toJob } from './sql/queryable';
+import { JobRow, Queryable, toJob } from './sql/queryable';
 import { insertJobs, JobInsertRow } from './sql/insert-jobs.query';
 import { findUnfinishedByUniqueKeys } from './sql/find-unfinished-by-unique-keys.query';
 import { getJobRow } from './sql/get-job.query';
@@ -50,6 +52,8 @@ export type JobQueueStats = Record<string, JobStatusCounts>;
 
 const JOB_OPTION_KEYS = ['priority', 'runAt', 'delayMs', 'maxAttempts', 'uniqueKey'] as const;
 const WRITE_OPTION_KEYS = ['manager'] as const;
+/** The partial unique index over unfinished jobs' keys (CreateJobsTable migration). */
+const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 
 // A unique key freed between a duplicate's insert and our look-up (its holder finished) makes us
 // insert again; more than a few rounds means something else is wrong.
@@ -140,7 +144,18 @@ export class QueueService {
    */
   async retry(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
-    const row = await retryJobRow(this.db(), jobId);
+    let row: JobRow | undefined;
+    try {
+      row = await retryJobRow(this.db(), jobId);
+    } catch (error) {
+      // Another job took the key between this statement's check and its write (two retries of
+      // jobs sharing a key, at once): the same conflict as a key taken before.
+      const keyTaken =
+        error instanceof JobQueueDatabaseError &&
+        error.code === '23505' &&
+        error.constraint === UNIQUE_KEY_INDEX;
+      if (!keyTaken) throw error;
+    }
     if (!row) throw await this.whyNot(jobId, 'retried');
     return toJob(row);
   }
@@ -248,8 +263,10 @@ export class QueueService {
 
   /**
    * Where a call's statements go (`manager`, else the data source), each bounded by
-   * `databaseTimeoutMs`, with connection failures turned into `JobQueueUnavailableError` so a
-   * caller can tell "try later" from a bad statement (which passes through unchanged).
+   * `databaseTimeoutMs`. Connection failures become `JobQueueUnavailableError` so a caller can
+   * tell "try later" from a refused statement, which becomes `JobQueueDatabaseError`. Neither
+   * carries the driver's statement error: it holds the SQL and its parameters (job payloads), and
+   * Nest logs an error's properties and cause.
    */
   private db(manager?: Queryable): Queryable {
     const target = manager ?? this.dataSource;
@@ -271,11 +288,7 @@ export class QueueService {
         try {
           return await Promise.race([target.query(sql, parameters), timedOut]);
         } catch (error) {
-          if (!isConnectionError(error)) throw error;
-          throw new JobQueueUnavailableError(
-            `The database is unavailable: ${(error as Error).message}`,
-            { cause: error },
-          );
+          throw typedDatabaseError(error);
         } finally {
           clearTimeout(timer);
         }
@@ -308,4 +321,43 @@ function checkManager(manager: unknown): Queryable | undefined {
     );
   }
   return manager as Queryable;
+}
+
+/** TypeORM's QueryFailedError: the driver's error plus the statement's SQL and parameters. */
+interface StatementError {
+  driverError?: unknown;
+  code?: unknown;
+  table?: unknown;
+  column?: unknown;
+  constraint?: unknown;
+}
+
+const optionalName = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
+/**
+ * What `QueueService` throws for a failed statement: our own errors (a timeout) as they are, a
+ * lost connection as `JobQueueUnavailableError` whose cause is the driver's error without
+ * TypeORM's wrapper (which holds the parameters), a refused statement as `JobQueueDatabaseError`
+ * (SQLSTATE and names only), and anything else (not a database error) unchanged.
+ */
+function typedDatabaseError(error: unknown): unknown {
+  if (error instanceof JobQueueError || typeof error !== 'object' || error === null) return error;
+  const statementError = error as StatementError;
+  const driverError = statementError.driverError ?? error;
+  if (isConnectionError(error)) {
+    return new JobQueueUnavailableError(
+      `The database is unavailable: ${(driverError as Error).message}`,
+      { cause: driverError },
+    );
+  }
+  const isStatementError =
+    'driverError' in error || 'parameters' in error || 'query' in error || 'severity' in error;
+  if (!isStatementError) return error;
+  const source = driverError as StatementError;
+  return new JobQueueDatabaseError(optionalName(source.code ?? statementError.code), {
+    table: optionalName(source.table),
+    column: optionalName(source.column),
+    constraint: optionalName(source.constraint),
+  });
 }

@@ -6,3 +6,4 @@ export * from './job-state-conflict.error';
 export * from './duplicate-job-handler.error';
 export * from './job-run-errors';
 export * from './job-queue-unavailable.error';
+export * from './job-queue-database.error';

@@ -3,7 +3,7 @@ import { JobQueueError } from './job-queue.error';
 /**
  * The database could not be reached, dropped the connection, or did not answer within
  * `databaseTimeoutMs`: the call may be retried later. `cause` holds the driver's error (none for
- * a timeout).
+ * a timeout), not TypeORM's wrapper of it, which carries the statement's parameters.
  *
  * NOTE: it does not say the write did not happen. A statement that reached the server before the
  * connection broke or the timeout passed may still commit: an `enqueue` retried after this error
