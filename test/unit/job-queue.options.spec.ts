@@ -36,6 +36,8 @@ describe('resolveJobQueueOptions', () => {
       defaultMaxAttempts: 3,
       backoff: { baseDelayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.2 },
       maxPayloadBytes: 1024 * 1024,
+      maxBatchSize: 10_000,
+      maxBatchBytes: 32 * 1024 * 1024,
       progressThrottleMs: 250,
       databaseTimeoutMs: 10_000,
     });
@@ -144,6 +146,16 @@ describe('resolveJobQueueOptions', () => {
     ['reaperIntervalMs 0', { reaperIntervalMs: 0 }, 'reaperIntervalMs', ': 0.'],
     ['defaultMaxAttempts 0', { defaultMaxAttempts: 0 }, 'defaultMaxAttempts', ': 0.'],
     ['maxPayloadBytes 0', { maxPayloadBytes: 0 }, 'maxPayloadBytes', ': 0.'],
+    ['maxBatchSize 0', { maxBatchSize: 0 }, 'maxBatchSize', ': 0.'],
+    ['maxBatchSize 1.5', { maxBatchSize: 1.5 }, 'maxBatchSize', '1.5'],
+    ['maxBatchSize as a string', { maxBatchSize: '100' }, 'maxBatchSize', `'100'`],
+    ['maxBatchBytes 0', { maxBatchBytes: 0 }, 'maxBatchBytes', ': 0.'],
+    [
+      "maxBatchBytes over jsonb's 256 MB",
+      { maxBatchBytes: 256 * 1024 * 1024 },
+      'maxBatchBytes',
+      '268435456',
+    ],
     ['progressThrottleMs -1', { progressThrottleMs: -1 }, 'progressThrottleMs', '-1'],
     ['databaseTimeoutMs -1', { databaseTimeoutMs: -1 }, 'databaseTimeoutMs', '-1'],
     ['databaseTimeoutMs 1.5', { databaseTimeoutMs: 1.5 }, 'databaseTimeoutMs', '1.5'],
@@ -171,6 +183,16 @@ describe('resolveJobQueueOptions', () => {
     expect(resolveError({ worker: { concurency: 2 } }).message).toContain(
       'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen, autoStart.',
     );
+  });
+
+  it('keeps batch caps up to their limits', () => {
+    expect(resolveJobQueueOptions({ maxBatchSize: 1, maxBatchBytes: 1 })).toMatchObject({
+      maxBatchSize: 1,
+      maxBatchBytes: 1,
+    });
+    expect(
+      resolveJobQueueOptions({ maxBatchSize: 2 ** 31 - 1, maxBatchBytes: 256 * 1024 * 1024 - 1 }),
+    ).toMatchObject({ maxBatchSize: 2 ** 31 - 1, maxBatchBytes: 256 * 1024 * 1024 - 1 });
   });
 
   it('takes databaseTimeoutMs 0 as "no timeout"', () => {

@@ -29,6 +29,15 @@ export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;
 export const DEFAULT_COMPLETION_FLUSH_MS = 5;
 export const DEFAULT_COMPLETION_BATCH_SIZE = 500;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BATCH_SIZE = 10_000;
+/**
+ * An `enqueueMany` batch goes to PostgreSQL as one jsonb document, which can hold at most
+ * `MAX_BATCH_BYTES_LIMIT` bytes, and jsonb can take up to 6 times the bytes of its JSON text
+ * (`[0,0,…]`): 32 MB of data stays below that whatever its shape.
+ */
+export const DEFAULT_MAX_BATCH_BYTES = 32 * 1024 * 1024;
+/** The largest jsonb value PostgreSQL stores (`total size of jsonb … exceeds the maximum`). */
+export const MAX_BATCH_BYTES_LIMIT = 256 * 1024 * 1024 - 1;
 export const DEFAULT_BACKOFF_BASE_MS = 1_000;
 export const DEFAULT_BACKOFF_MAX_MS = 60 * 60 * 1_000;
 export const DEFAULT_BACKOFF_JITTER = 0.2;

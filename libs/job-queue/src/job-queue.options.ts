@@ -8,12 +8,15 @@ import {
   DEFAULT_DATABASE_TIMEOUT_MS,
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_BATCH_BYTES,
+  DEFAULT_MAX_BATCH_SIZE,
   DEFAULT_MAX_PAYLOAD_BYTES,
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_PROGRESS_THROTTLE_MS,
   DEFAULT_REAPER_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_STALE_AFTER_MS,
+  MAX_BATCH_BYTES_LIMIT,
   MAX_JOB_TYPE_LENGTH,
   PG_INT_MAX,
 } from './job-queue.constants';
@@ -54,6 +57,8 @@ export interface ResolvedJobQueueOptions {
   defaultMaxAttempts: number;
   backoff: ResolvedBackoff;
   maxPayloadBytes: number;
+  maxBatchSize: number;
+  maxBatchBytes: number;
   progressThrottleMs: number;
   /** 0: no timeout. */
   databaseTimeoutMs: number;
@@ -70,6 +75,8 @@ const MODULE_KEYS = [
   'defaultMaxAttempts',
   'backoff',
   'maxPayloadBytes',
+  'maxBatchSize',
+  'maxBatchBytes',
   'progressThrottleMs',
   'databaseTimeoutMs',
 ] as const satisfies readonly (keyof JobQueueModuleOptions)[];
@@ -107,11 +114,20 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** An integer in `[min, PG_INT_MAX]` (every count and period here ends up in an int column or timer). */
-export function intOption(option: string, value: unknown, fallback: number, min: number): number {
+/**
+ * An integer in `[min, max]`; `max` is PG_INT_MAX unless given (most counts and periods here end
+ * up in an int column or a timer).
+ */
+export function intOption(
+  option: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max = PG_INT_MAX,
+): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > PG_INT_MAX) {
-    fail(option, value, `an integer from ${min} to ${PG_INT_MAX}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail(option, value, `an integer from ${min} to ${max}`);
   }
   return value;
 }
@@ -239,6 +255,14 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       raw.maxPayloadBytes,
       DEFAULT_MAX_PAYLOAD_BYTES,
       1,
+    ),
+    maxBatchSize: intOption('maxBatchSize', raw.maxBatchSize, DEFAULT_MAX_BATCH_SIZE, 1),
+    maxBatchBytes: intOption(
+      'maxBatchBytes',
+      raw.maxBatchBytes,
+      DEFAULT_MAX_BATCH_BYTES,
+      1,
+      MAX_BATCH_BYTES_LIMIT,
     ),
     progressThrottleMs: intOption(
       'progressThrottleMs',

@@ -32,7 +32,7 @@ import {
   checkRunAt,
   checkStage,
   checkUniqueKey,
-  serialiseData,
+  measureData,
 } from './job-input.validation';
 import { JobRow, Queryable, toJob } from './sql/queryable';
 import { insertJobs, JobInsertRow } from './sql/insert-jobs.query';
@@ -87,7 +87,10 @@ export class QueueService {
     return job as Job<T>;
   }
 
-  /** Adds many jobs in one statement; the result is in the input's order. */
+  /**
+   * Adds many jobs in one statement; the result is in the input's order. At most `maxBatchSize`
+   * jobs and `maxBatchBytes` of `data` per call.
+   */
   async enqueueMany<T>(items: EnqueueManyItem<T>[], opts: WriteOptions = {}): Promise<Job<T>[]> {
     if (!Array.isArray(items)) {
       throw new InvalidJobInputError(INVALID_INPUT('jobs', items, 'an array'), 'jobs', items);
@@ -95,8 +98,32 @@ export class QueueService {
     checkObject('options', opts);
     this.rejectUnknownKeys('', opts, WRITE_OPTION_KEYS, WRITE_OPTION_KEYS);
     const db = this.db(checkManager(opts.manager));
+    const { maxBatchSize, maxBatchBytes } = this.options;
+    if (items.length > maxBatchSize) {
+      throw new InvalidJobInputError(
+        `Invalid job jobs: ${items.length} jobs. Expected at most ${maxBatchSize} per ` +
+          `enqueueMany call (maxBatchSize); split the batch.`,
+        'jobs',
+        `<${items.length} jobs>`,
+      );
+    }
     if (items.length === 0) return [];
-    const rows = items.map((item, i) => this.toInsertRow(`jobs[${i}].`, item));
+    let bytes = 0;
+    const rows = items.map((item, i) => {
+      const row = this.toInsertRow(`jobs[${i}].`, item);
+      bytes += row.dataBytes;
+      // Checked as we go: nothing past the item that crosses the limit is serialised.
+      if (bytes > maxBatchBytes) {
+        throw new InvalidJobInputError(
+          `Invalid job jobs: more than ${maxBatchBytes} bytes of data JSON by jobs[${i}]. ` +
+            `Expected at most ${maxBatchBytes} per enqueueMany call (maxBatchBytes); ` +
+            `split the batch.`,
+          'jobs',
+          `<more than ${maxBatchBytes} bytes>`,
+        );
+      }
+      return row;
+    });
     return (await this.insertAll(db, rows)) as Job<T>[];
   }
 
@@ -178,7 +205,10 @@ export class QueueService {
     return (await findStaleJobRows(this.db(), ms)).map(toJob);
   }
 
-  private toInsertRow(path: string, item: EnqueueManyItem<unknown>): JobInsertRow {
+  private toInsertRow(
+    path: string,
+    item: EnqueueManyItem<unknown>,
+  ): JobInsertRow & { dataBytes: number } {
     if (typeof item !== 'object' || item === null) {
       const field = path ? path.slice(0, -1) : 'options';
       throw new InvalidJobInputError(INVALID_INPUT(field, item, 'an object'), field, item);
@@ -192,9 +222,11 @@ export class QueueService {
         opts.delayMs,
       );
     }
+    const data = measureData(`${path}data`, item.data, this.options.maxPayloadBytes);
     return {
       jobType: checkJobType(`${path}type`, item.type),
-      dataJson: serialiseData(`${path}data`, item.data, this.options.maxPayloadBytes),
+      dataJson: data.json,
+      dataBytes: data.bytes,
       priority:
         opts.priority === undefined
           ? DEFAULT_PRIORITY

@@ -49,6 +49,20 @@ export interface JobQueueModuleOptions {
   backoff?: BackoffOptions;
   /** Largest `data` accepted, in bytes of its JSON. Default: 1048576 (1 MB). */
   maxPayloadBytes?: number;
+  /**
+   * Most jobs one `enqueueMany` call takes; more is refused with an `InvalidJobInputError` (field
+   * `jobs`) before any is looked at. Split bigger batches into several calls (and, to keep them
+   * all or none, one transaction through `manager`). Default: 10000.
+   */
+  maxBatchSize?: number;
+  /**
+   * Most bytes of `data` JSON (all jobs together, UTF-8) one `enqueueMany` call takes; past it
+   * the call is refused (`InvalidJobInputError`, field `jobs`) before the rest is serialised.
+   * The batch goes to PostgreSQL as one jsonb document, which holds at most 256 MB and can take
+   * up to 6 times the bytes of its JSON for payloads of many small numbers: above the default,
+   * such payloads may be refused by the database. At most 268435455. Default: 33554432 (32 MB).
+   */
+  maxBatchBytes?: number;
   /** At most one progress write per job in this period; the last value always lands. Default: 250. */
   progressThrottleMs?: number;
   /**
