@@ -19,9 +19,19 @@ export function requireObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+/**
+ * NUL and unpaired UTF-16 surrogates: text PostgreSQL cannot store. The queue refuses them in job
+ * data too, but a query filter (`?type=`) reaches the database directly, and a 400 here names the
+ * request's own field.
+ */
+const UNSTORABLE_TEXT = /[\0\p{Cs}]/u;
+
 export function requireString(field: string, value: unknown, maxLength = 255): string {
   if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength) {
     reject(field, `a non-empty string of at most ${maxLength} characters`, value);
+  }
+  if (UNSTORABLE_TEXT.test(value)) {
+    reject(field, 'text without NUL or unpaired UTF-16 surrogates', value);
   }
   return value;
 }

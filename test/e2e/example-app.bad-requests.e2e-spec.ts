@@ -37,6 +37,8 @@ const CASES: BadRequest[] = [
   post('/images', { name: '' }, 'name empty', 'name'),
   post('/images', { name: 'x'.repeat(256) }, 'name too long', 'name'),
   post('/images', ['cat.png'], 'an array for a body', 'body'),
+  post('/images', { name: 'cat\u0000.png' }, 'name with NUL', 'name'),
+  post('/images', { name: 'cat\ud800.png' }, 'name with a lone surrogate', 'name'),
   // POST /images/bulk
   post('/images/bulk', {}, 'count missing', 'count'),
   post('/images/bulk', { count: 'five' }, 'count not a number', 'count'),
@@ -45,6 +47,8 @@ const CASES: BadRequest[] = [
   post('/images/bulk', { count: 0 }, 'count below 1', 'count'),
   post('/images/bulk', { count: 10_001 }, 'count above the maximum', 'count'),
   post('/images/bulk', { count: 5, prefix: 7 }, 'prefix a number', 'prefix'),
+  post('/images/bulk', { count: 5, prefix: 'a\u0000' }, 'prefix with NUL', 'prefix'),
+  post('/images/bulk', { count: 5, prefix: '\udc00a' }, 'prefix with a lone surrogate', 'prefix'),
   // POST /reports
   post('/reports', {}, 'month missing', 'month'),
   post('/reports', { month: 202611 }, 'month a number', 'month'),
@@ -71,6 +75,7 @@ const CASES: BadRequest[] = [
   get('/jobs?status=done', 'unknown status', 'status'),
   get('/jobs?status=PENDING', 'status in capitals', 'status'),
   get('/jobs?type=', 'empty type', 'type'),
+  get('/jobs?type=a%00b', 'type with NUL', 'type'),
   // GET /jobs/stale
   get('/jobs/stale?olderThanMinutes=ten', 'non-numeric olderThanMinutes', 'olderThanMinutes'),
   get('/jobs/stale?olderThanMinutes=-1', 'negative olderThanMinutes', 'olderThanMinutes'),
@@ -152,6 +157,25 @@ describe('example app: bad requests', () => {
     for (const line of logged) {
       expect(line.message).not.toMatch(/\n|\bat \S+ \(|too-large-/);
     }
+  });
+
+  it('logs none of the text of a request it refuses', async () => {
+    const secret = 'request-secret-0c4e';
+    const before = logs.lines.length;
+    await example
+      .http()
+      .post('/images')
+      .send({ name: `${secret}\ud800` })
+      .expect(400);
+    await example
+      .http()
+      .post('/images/bulk')
+      .send({ count: 2, prefix: `${secret}\u0000` })
+      .expect(400);
+    await example.http().get(`/jobs?type=${secret}%00`).expect(400);
+    const logged = logs.lines.slice(before);
+    expect(logged.filter((line) => line.level === 'error' || line.level === 'fatal')).toEqual([]);
+    expect(logged.filter((line) => line.message.includes(secret))).toEqual([]);
   });
 
   it('enqueued nothing for any of them', async () => {
