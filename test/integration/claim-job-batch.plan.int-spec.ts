@@ -105,7 +105,10 @@ function expectIndexOrderedClaim(planText: string): void {
   const names = nodes.map((node) => node.name);
 
   expect(names).toContainEqual(expect.stringMatching(/^Index Scan using jobs_claim_idx on jobs\b/));
+  // The update finds the claimed rows by primary key, not by hashing the table.
+  expect(names).toContainEqual(expect.stringMatching(/^Index Scan using jobs_pkey on jobs\b/));
   expect(names.filter((name) => /Seq Scan on jobs\b/.test(name))).toEqual([]);
+  expect(names.filter((name) => /^(Hash|Merge) Join\b/.test(name))).toEqual([]);
   expect(names.filter((name) => /Bitmap Heap Scan on jobs\b/.test(name))).toEqual([]);
   const sortsOverJobs = nodes
     .filter((node) => /\bSort$/.test(node.name))
@@ -192,7 +195,17 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     }
   });
 
-  it('the statement inside claim_job_batch runs that plan, call after call (auto_explain)', async () => {
+  /**
+   * The plans the statement inside claim_job_batch runs (auto_explain) for `calls` claims of
+   * `jobTypes`, `batchSize` each: past the plan cache's five custom plans, then two with the
+   * generic plan forced. Rolled back.
+   */
+  async function plansInside(
+    target: Client,
+    jobTypes: string[],
+    batchSize: number,
+    calls = 8,
+  ): Promise<string[]> {
     const plans: string[] = [];
     const onNotice = (notice: { message?: string }) => {
       const message = notice.message ?? '';
@@ -200,27 +213,46 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
       const lines = message.split('\n');
       plans.push(lines.slice(lines.findIndex((line) => /\(cost=\d/.test(line))).join('\n'));
     };
-    client.on('notice', onNotice);
-    await client.query(`LOAD 'auto_explain'`);
-    await client.query(`SET auto_explain.log_min_duration = 0`);
-    await client.query(`SET auto_explain.log_nested_statements = on`);
-    await client.query(`SET auto_explain.log_level = 'notice'`);
-    await client.query(`SET auto_explain.log_format = 'text'`);
-    await client.query('BEGIN');
+    target.on('notice', onNotice);
+    await target.query(`LOAD 'auto_explain'`);
+    await target.query(`SET auto_explain.log_min_duration = 0`);
+    await target.query(`SET auto_explain.log_nested_statements = on`);
+    await target.query(`SET auto_explain.log_level = 'notice'`);
+    await target.query(`SET auto_explain.log_format = 'text'`);
+    await target.query('BEGIN');
     try {
-      // Past the plan cache's five custom plans, then with the generic plan forced.
-      for (let i = 0; i < 8; i++) await claim(client, 'w', TYPES, 10);
-      await client.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
-      for (let i = 0; i < 2; i++) await claim(client, 'w', TYPES, 10);
+      for (let i = 0; i < calls; i++) await claim(target, 'w', jobTypes, batchSize);
+      await target.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
+      for (let i = 0; i < 2; i++) await claim(target, 'w', jobTypes, batchSize);
     } finally {
-      await client.query('ROLLBACK');
-      await client.query(`SET auto_explain.log_min_duration = -1`);
-      client.off('notice', onNotice);
+      await target.query('ROLLBACK');
+      await target.query(`SET auto_explain.log_min_duration = -1`);
+      target.off('notice', onNotice);
     }
+    return plans;
+  }
 
+  it('the statement inside claim_job_batch runs that plan, call after call (auto_explain)', async () => {
+    const plans = await plansInside(client, TYPES, 10);
     expect(plans).toHaveLength(10);
     plans.forEach(expectIndexOrderedClaim);
     expect(plans[9]).toContain('COALESCE($4, now())');
+  });
+
+  it('keeps that plan with nothing but one type’s analyzed backlog (a worker’s queue)', async () => {
+    // The update once hashed the whole table: with only pending rows, a seq scan looked cheap.
+    await freshClient.query(
+      `INSERT INTO jobs (job_type) SELECT 'backlog' FROM generate_series(1, 50000)`,
+    );
+    await freshClient.query(`ANALYZE jobs`);
+    try {
+      const plans = await plansInside(freshClient, ['backlog'], 50);
+      expect(plans).toHaveLength(10);
+      plans.forEach(expectIndexOrderedClaim);
+    } finally {
+      await freshClient.query(`DELETE FROM jobs`);
+      await freshClient.query(`ANALYZE jobs`);
+    }
   });
 
   it('times 200 claims of 10 against a million finished jobs and against none (printed, not asserted)', async () => {

@@ -115,7 +115,10 @@ export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterf
     // new table, or a sudden backlog before autovacuum analyzes it) the planner otherwise picks
     // a bitmap scan of every pending row of a type plus a sort: measured 4-5x slower processing.
     // Turning sorts off adds a huge cost to the plan (the merge of the heads still sorts, a few
-    // rows), which would switch on JIT (~360 ms a call): jit off.
+    // rows), which would switch on JIT (~360 ms a call): jit off. A per-type LIMIT is a column,
+    // not a known number, so the planner guesses a tenth of the backlog; with nothing but pending
+    // rows it then hashed the whole table to find the claimed ones: nested loops only (each join
+    // here is a few rows, and the update finds its rows by primary key).
     await queryRunner.query(`
       CREATE FUNCTION claim_job_batch(
         p_worker_id varchar,
@@ -130,6 +133,7 @@ export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterf
         p_backoff_jitter float8[] DEFAULT NULL
       ) RETURNS SETOF jobs LANGUAGE plpgsql
         SET enable_bitmapscan = off SET enable_sort = off SET jit = off
+        SET enable_hashjoin = off SET enable_mergejoin = off
       AS $fn$
       BEGIN
         RETURN QUERY ${CLAIM_JOB_BATCH_QUERY_V1};
