@@ -17,6 +17,7 @@ const MEASUREMENTS = [
   require('./measurements/bulk'),
   ...require('./measurements/process'),
   require('./measurements/latency'),
+  require('./measurements/cancel'),
   require('./measurements/claim'),
   require('./measurements/rss'),
 ];

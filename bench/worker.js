@@ -3,6 +3,8 @@
 // Protocol over IPC: -> ready {rss}; <- go; -> progress {handled, rss} every 100 ms and
 // rss {at, rss} when the handled count passes a threshold; <- sample -> sample {cpuMs} (CPU
 // time since go); <- stop; -> stopped {handled, queries}.
+// With `hold` in the spec (the cancel measurement) each handler runs until its signal aborts:
+// -> started {id} when it starts, aborted {id, reason} when it sees the abort.
 const spec = JSON.parse(process.env.BENCH_WORKER_SPEC);
 const adapter = require(`./adapters/${spec.adapter}`);
 const variant = adapter.variants.find((v) => v.name === spec.variant);
@@ -21,7 +23,13 @@ async function main() {
       send({ type: 'rss', at: rssAt.shift(), rss: now, heapUsed });
     }
   };
-  const worker = await adapter.openWorker(spec.db, variant, { onJob });
+  const hold = spec.hold
+    ? {
+        onStart: (id) => send({ type: 'started', id }),
+        onAbort: (id, reason) => send({ type: 'aborted', id, reason }),
+      }
+    : undefined;
+  const worker = await adapter.openWorker(spec.db, variant, { onJob, hold });
   let progress;
   let cpuAtGo;
   // Bounded: a worker the parent forgets stops by itself.

@@ -32,13 +32,14 @@ function load() {
  * gets a named data source (`dataSource` option), so that a producer and a worker application
  * can live in one process (the latency measurement) without sharing the default name.
  */
-async function bootApp(url, { moduleOptions, onJob, migrationsRun = false, name }) {
+async function bootApp(url, { moduleOptions, onJob, hold, migrationsRun = false, name }) {
   const { queue, NestFactory, common, TypeOrmModule } = load();
   const providers = [];
   if (onJob) {
     class BenchHandlers {
-      async noop(job) {
+      async noop(job, ctx) {
         onJob(job.data);
+        if (hold) await holdUntilAborted(job, ctx, hold);
       }
     }
     common.Injectable()(BenchHandlers);
@@ -69,6 +70,21 @@ async function bootApp(url, { moduleOptions, onJob, migrationsRun = false, name 
     logger: ['error', 'warn'],
   });
   return { app, queueService: app.get(queue.QueueService) };
+}
+
+/** A handler that runs until its signal aborts (the cancel measurement), telling `hold` both. */
+function holdUntilAborted(job, ctx, hold) {
+  return new Promise((resolve) => {
+    ctx.signal.addEventListener(
+      'abort',
+      () => {
+        hold.onAbort(job.id, ctx.signal.reason && ctx.signal.reason.name);
+        resolve();
+      },
+      { once: true },
+    );
+    hold.onStart(job.id);
+  });
 }
 
 async function sqlCounter(url, sql) {
@@ -168,6 +184,7 @@ module.exports = {
     const { app, queueService } = await bootApp(db.url, { name: 'bench_producer' });
     return {
       add: (data) => queueService.enqueue(JOB_TYPE, data),
+      cancel: (id) => queueService.cancel(id),
       addBulk: (list) => queueService.enqueueMany(list.map((data) => ({ type: JOB_TYPE, data }))),
       close: () => app.close(),
     };
@@ -195,8 +212,8 @@ module.exports = {
 
   instrument,
 
-  async openWorker(db, v, { onJob }) {
-    const { app } = await bootApp(db.url, { moduleOptions: v.moduleOptions, onJob });
+  async openWorker(db, v, { onJob, hold }) {
+    const { app } = await bootApp(db.url, { moduleOptions: v.moduleOptions, onJob, hold });
     return {
       start: async () => undefined, // already started at boot (see holdWorkers)
       stop: () => app.close(),
