@@ -117,6 +117,9 @@ describe('worker: cancel then retry while the job runs', () => {
     // The old run finishes its work: a progress write and a result, both of a superseded run.
     first.gate.open();
     await waitFor(() => first.returned, { description: 'the old run to return' });
+    // Its progress write changed nothing, was counted, and aborted it.
+    expect(running.superseded.byKind).toEqual({ progress: 1, heartbeat: 0, outcome: 0 });
+    expect(first.abortedWith?.reason).toBeInstanceOf(JobCancelledError);
     await waitFor(() => running.size === 1, { description: 'the old run to settle' });
     expect(running.countOf(FENCED_JOB)).toBe(1);
 
