@@ -1,161 +1,23 @@
 #!/usr/bin/env bash
-# npm run smoke: the README's first command, as a newcomer runs it. With DATABASE_URL unset and no
-# data yet, `npm start` serves the example app on an embedded PostgreSQL; a job posted with curl
-# completes; Ctrl-C (SIGINT to the whole process group, as a terminal sends it) exits within
-# STOP_DEADLINE_S and leaves no postgres behind; a second `npm start` still has the job. The
-# management routes (/jobs…) want the admin token: with EXAMPLE_ADMIN_TOKEN unset, each run reads
-# the one `npm start` made from its "Try: curl …" line, and the first runs that line as printed.
-# Uses a throwaway data dir and free ports, so it never touches ./.data or a running app.
+# npm run smoke: the README's first command, as a newcomer runs it, in this checkout. With
+# DATABASE_URL unset and no data yet, `npm start` serves the example app on an embedded PostgreSQL;
+# the curl line it prints works as printed (the admin token in it, 401 without it); a job posted
+# with curl completes; Ctrl-C exits 0 within STOP_DEADLINE_S and leaves no postgres behind; a
+# second `npm start` still has the job, with its result. The run itself is scripts/lib/newcomer-run.sh
+# (shared with scripts/root-first-run.sh). Uses a throwaway data dir and free ports, so it never
+# touches ./.data or a running app.
 # Prints PASS/FAIL lines; exits non-zero on the first failure, leaving no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-unset DATABASE_URL EXAMPLE_ADMIN_TOKEN
 
+NEWCOMER_NAME=smoke
 BOOT_DEADLINE_S=${SMOKE_BOOT_DEADLINE_S:-180} # nest build + initdb on a cold machine
-JOB_DEADLINE_S=30
 STOP_DEADLINE_S=10
+# shellcheck source=lib/newcomer-run.sh
+. scripts/lib/newcomer-run.sh
 
-work=$(mktemp -d -t job-queue-smoke-XXXXXX)
+newcomer_init job-queue-smoke-XXXXXX
 chmod 755 "$work" # as root the server runs as `postgres`, which must reach its data dir
-data_dir="$work/pg"
-free_port() {
-  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
-}
-app_port=$(free_port)
-pg_port=$(free_port)
-base="http://127.0.0.1:$app_port"
-app_pid= # npm, the leader of its own process group (setsid): npm, sh, node
-run=0
-
-pass() { echo "PASS: $*"; }
-fail() {
-  echo "FAIL: $*" >&2
-  if [ "$run" -gt 0 ] && [ -f "$work/run$run.log" ]; then
-    echo "--- last lines of npm start (run $run) ---" >&2
-    tail -n 40 "$work/run$run.log" >&2
-  fi
-  exit 1
-}
-
-group_alive() { [ -n "$app_pid" ] && kill -0 -- "-$app_pid" 2>/dev/null; }
-# The server runs in a process group of its own (detached): find it by its data dir's lock file.
-postgres_pid() {
-  local pid
-  [ -f "$data_dir/postmaster.pid" ] || return 1
-  pid=$(head -n 1 "$data_dir/postmaster.pid")
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && ps -o args= -p "$pid" | grep -q -- "$data_dir" &&
-    echo "$pid"
-}
-
-cleanup() {
-  local status=$? pid
-  if group_alive; then
-    kill -INT -- "-$app_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do group_alive || break; sleep 0.1; done
-    group_alive && kill -KILL -- "-$app_pid" 2>/dev/null || true
-  fi
-  if pid=$(postgres_pid); then
-    kill -INT "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Prints one field of the JSON object on stdin (objects as JSON); nothing when it is not JSON.
-json_field() {
-  node -e "let s='';process.stdin.on('data',(d)=>(s+=d)).on('end',()=>{try{const v=JSON.parse(s)[process.argv[1]];console.log(typeof v==='object'?JSON.stringify(v):v)}catch{}})" "$1"
-}
-
-# The run's "Try: curl …" line, and the admin token in it (`npm start` makes one per run).
-try_line=
-token=
-read_token() {
-  local code
-  try_line=$(grep -a -o 'Try: curl .*' "$work/run$run.log" | head -n 1 | cut -c6-)
-  token=$(printf '%s' "$try_line" | grep -o 'authorization: Bearer [A-Za-z0-9_-]*' | cut -c23-)
-  [ -n "$token" ] || fail "run $run: no admin token in the curl line: $try_line"
-  code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$base/jobs/stats")
-  [ "$code" = 401 ] || fail "run $run: GET /jobs/stats without the token answered $code, not 401"
-  code=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' -H 'authorization: Bearer wrong' "$base/jobs/stats")
-  [ "$code" = 401 ] || fail "run $run: GET /jobs/stats with a wrong token answered $code, not 401"
-  admin_curl -o /dev/null "$base/jobs/stats" || fail "run $run: GET /jobs/stats with the printed token failed"
-}
-# curl as the admin: the token of the current run.
-admin_curl() { curl -sf --max-time 5 -H "authorization: Bearer $token" "$@"; }
-
-start_app() {
-  run=$((run + 1))
-  # setsid: npm leads a process group of its own, so the SIGINT below reaches npm, sh and node
-  # at once, as a terminal's Ctrl-C does. NO_COLOR: plain log lines to read the token from.
-  NO_COLOR=1 EMBEDDED_PG_DATA_DIR="$data_dir" EMBEDDED_PG_PORT="$pg_port" PORT="$app_port" \
-    setsid npm start >"$work/run$run.log" 2>&1 &
-  app_pid=$!
-  local deadline=$((SECONDS + BOOT_DEADLINE_S))
-  # The "Try: curl …" line comes once the app listens.
-  until grep -q -a 'Try: curl ' "$work/run$run.log"; do
-    kill -0 "$app_pid" 2>/dev/null || fail "run $run: npm start exited before serving $base"
-    [ "$SECONDS" -lt "$deadline" ] || fail "run $run: no \"Try: curl …\" line within ${BOOT_DEADLINE_S}s"
-    sleep 0.5
-  done
-  read_token
-  pass "run $run: npm start serves $base (embedded PostgreSQL on port $pg_port); /jobs wants the token its curl line prints"
-}
-
-now_ms() { date +%s%3N; }
-
-stop_app() {
-  local started code=0 pid
-  group_alive || fail "run $run: npm start exited before Ctrl-C"
-  started=$(now_ms)
-  kill -INT -- "-$app_pid"
-  while group_alive; do
-    [ $(($(now_ms) - started)) -lt $((STOP_DEADLINE_S * 1000)) ] ||
-      fail "run $run: still running ${STOP_DEADLINE_S}s after Ctrl-C: $(ps -o pid=,args= -g "$app_pid" | tr '\n' ';')"
-    sleep 0.1
-  done
-  wait "$app_pid" || code=$?
-  app_pid=
-  [ "$code" -eq 0 ] || fail "run $run: npm start exited with $code after Ctrl-C (expected 0)"
-  if pid=$(postgres_pid); then fail "run $run: postgres (pid $pid) still running after Ctrl-C"; fi
-  if pgrep -f -- "-D $data_dir" >/dev/null; then
-    fail "run $run: a postgres process on $data_dir is still running after Ctrl-C"
-  fi
-  pass "run $run: Ctrl-C: exited 0 after $(($(now_ms) - started)) ms, no postgres left"
-}
-
-get_status() { admin_curl "$base/jobs/$1" | json_field status; }
-
-start_app
-# The curl line `npm start` printed, run as a newcomer pastes it: it enqueues cat.png, then shows
-# the stats with the run's token.
-tried=$(bash -c "$try_line") || fail "the printed curl line failed: $try_line"
-[[ "$tried" == *'"image.process":{'* ]] || fail "the printed curl line showed no stats: $tried"
-pass "the printed curl line works as printed: $try_line"
-job=$(curl -sf --max-time 5 -X POST "$base/images" -H 'content-type: application/json' \
-  -d '{"name":"smoke.png"}') || fail "POST /images failed"
-id=$(echo "$job" | json_field id)
-[[ "$id" =~ ^[0-9]+$ ]] || fail "POST /images answered without a job id: $job"
-deadline=$((SECONDS + JOB_DEADLINE_S))
-until [ "$(get_status "$id")" = completed ]; do
-  [ "$SECONDS" -lt "$deadline" ] ||
-    fail "job $id not completed within ${JOB_DEADLINE_S}s: $(admin_curl "$base/jobs/$id")"
-  sleep 0.2
-done
-pass "job $id posted with curl completed"
-stop_app
-
-start_app
-after=$(admin_curl "$base/jobs/$id") || fail "GET /jobs/$id failed after the restart"
-[ "$(echo "$after" | json_field status)" = completed ] ||
-  fail "after the restart job $id is not completed: $after"
-[ "$(echo "$after" | json_field result)" = '{"thumbnail":"thumbs/smoke.png"}' ] ||
-  fail "after the restart job $id lost its result: $after"
-pass "after the restart job $id is still completed, with its result"
-stop_app
-
-echo "PASS: smoke"
+NEWCOMER_DATA_DIR="$work/pg"
+project_dir=$PWD
+newcomer_run
