@@ -10,13 +10,12 @@ import { Job } from './entities/job.entity';
 import { JobStatus } from './entities/job-status.enum';
 import {
   InvalidJobInputError,
-  isConnectionError,
   JobNotFoundError,
   JobQueueDatabaseError,
-  JobQueueError,
   JobQueueUnavailableError,
   JobStateConflictError,
 } from './errors';
+import { typedDatabaseError } from './errors/database-error.util';
 import {
   EnqueueManyItem,
   EnqueueOptions,
@@ -353,43 +352,4 @@ function checkManager(manager: unknown): Queryable | undefined {
     );
   }
   return manager as Queryable;
-}
-
-/** TypeORM's QueryFailedError: the driver's error plus the statement's SQL and parameters. */
-interface StatementError {
-  driverError?: unknown;
-  code?: unknown;
-  table?: unknown;
-  column?: unknown;
-  constraint?: unknown;
-}
-
-const optionalName = (value: unknown): string | undefined =>
-  typeof value === 'string' ? value : undefined;
-
-/**
- * What `QueueService` throws for a failed statement: our own errors (a timeout) as they are, a
- * lost connection as `JobQueueUnavailableError` whose cause is the driver's error without
- * TypeORM's wrapper (which holds the parameters), a refused statement as `JobQueueDatabaseError`
- * (SQLSTATE and names only), and anything else (not a database error) unchanged.
- */
-function typedDatabaseError(error: unknown): unknown {
-  if (error instanceof JobQueueError || typeof error !== 'object' || error === null) return error;
-  const statementError = error as StatementError;
-  const driverError = statementError.driverError ?? error;
-  if (isConnectionError(error)) {
-    return new JobQueueUnavailableError(
-      `The database is unavailable: ${(driverError as Error).message}`,
-      { cause: driverError },
-    );
-  }
-  const isStatementError =
-    'driverError' in error || 'parameters' in error || 'query' in error || 'severity' in error;
-  if (!isStatementError) return error;
-  const source = driverError as StatementError;
-  return new JobQueueDatabaseError(optionalName(source.code ?? statementError.code), {
-    table: optionalName(source.table),
-    column: optionalName(source.column),
-    constraint: optionalName(source.constraint),
-  });
 }

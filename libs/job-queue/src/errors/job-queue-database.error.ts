@@ -19,6 +19,25 @@ const SQLSTATE_CLASSES: Record<string, string> = {
 };
 
 /**
+ * A refusal as text that holds no data: `SQLSTATE 23514 (integrity constraint violation), table
+ * "jobs", constraint "…"`. For `JobQueueDatabaseError` and for the worker's log lines.
+ */
+export function describeRefusal(
+  code: string | undefined,
+  names: { table?: string; column?: string; constraint?: string },
+): string {
+  const kind = code === undefined ? undefined : SQLSTATE_CLASSES[code.slice(0, 2)];
+  const where = Object.entries(names)
+    .filter(([, name]) => name !== undefined)
+    .map(([what, name]) => `${what} "${name}"`);
+  return (
+    `SQLSTATE ${code ?? 'unknown'}` +
+    (kind ? ` (${kind})` : '') +
+    (where.length > 0 ? `, ${where.join(', ')}` : '')
+  );
+}
+
+/**
  * PostgreSQL refused a `QueueService` statement that the queue's own checks let through: a
  * trigger or constraint of the app's, a transaction of the caller's (`manager`) that had already
  * failed, a missing migration. It carries the SQLSTATE (`code`) and the names of the table,
@@ -42,15 +61,9 @@ export class JobQueueDatabaseError extends JobQueueError {
     /** Where it happened, as the server named it: schema names, never values. */
     names: { table?: string; column?: string; constraint?: string } = {},
   ) {
-    const kind = code === undefined ? undefined : SQLSTATE_CLASSES[code.slice(0, 2)];
-    const where = Object.entries(names)
-      .filter(([, name]) => name !== undefined)
-      .map(([what, name]) => `${what} "${name}"`);
     super(
-      `The database refused a job queue statement: SQLSTATE ${code ?? 'unknown'}` +
-        (kind ? ` (${kind})` : '') +
-        (where.length > 0 ? `, ${where.join(', ')}` : '') +
-        '. Its parameters and the server message are left out: they may hold job data.',
+      `The database refused a job queue statement: ${describeRefusal(code, names)}. ` +
+        'Its parameters and the server message are left out: they may hold job data.',
     );
     if (names.table !== undefined) this.table = names.table;
     if (names.column !== undefined) this.column = names.column;

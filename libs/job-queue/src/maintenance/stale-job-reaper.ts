@@ -9,6 +9,7 @@ import {
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
 import { ScheduledTask } from '../worker/scheduled-task';
+import { databaseErrorText } from '../errors/database-error.util';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -32,7 +33,7 @@ export class StaleJobReaper {
       `job-queue:reaper:${options.workerId}`,
       options.reaperIntervalMs,
       () => this.rescueOnce(),
-      (error) => this.logger.warn(`Stale-job check failed: ${error.message}`),
+      (error) => this.logger.warn(`Stale-job check failed: ${databaseErrorText(error)}`),
     );
   }
 

@@ -11,6 +11,7 @@ import { finishJobs, JobOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { RunningJobs, RunRef } from './running-jobs';
+import { databaseErrorText } from '../errors/database-error.util';
 
 /**
  * Writes attempt outcomes (completed, failed, retry) in batches: one statement per flush, a
@@ -110,7 +111,7 @@ export class JobCompleter {
         this.logger.error(
           `Could not record ${this.queue.length} job outcome(s) ` +
             `(${this.backoff.failures} failure(s) in a row, retrying every ` +
-            `${this.backoff.delayMs} ms): ${(error as Error).message}`,
+            `${this.backoff.delayMs} ms): ${databaseErrorText(error)}`,
         );
       }
     }

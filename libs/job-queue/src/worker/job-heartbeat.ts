@@ -8,6 +8,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobCancelledError } from '../errors';
+import { databaseErrorText } from '../errors/database-error.util';
 import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
 import { JobCompleter } from './job-completer';
 import { RunningJobs } from './running-jobs';
@@ -35,7 +36,7 @@ export class JobHeartbeat {
       `job-queue:heartbeat:${options.workerId}`,
       options.heartbeatIntervalMs,
       () => this.beatOnce(),
-      (error) => this.logger.warn(`Heartbeat failed: ${error.message}`),
+      (error) => this.logger.warn(`Heartbeat failed: ${databaseErrorText(error)}`),
     );
   }
 

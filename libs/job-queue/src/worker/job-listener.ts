@@ -6,6 +6,7 @@ import {
   JOBS_INSERTED_CHANNEL,
 } from '../job-queue.constants';
 import { JobCancelledError } from '../errors';
+import { databaseErrorText } from '../errors/database-error.util';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { RunningJobs } from './running-jobs';
@@ -100,7 +101,7 @@ export class JobListener {
     this.backoff.failed();
     if (this.outageLog.due()) {
       this.logger.warn(
-        `LISTEN connection lost${error ? `: ${error.message}` : ''}; ` +
+        `LISTEN connection lost${error ? `: ${databaseErrorText(error)}` : ''}; ` +
           `reconnecting every ${this.backoff.delayMs} ms or less (polling continues)`,
       );
     }

@@ -15,6 +15,7 @@ import { RunningJobs } from './running-jobs';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
+import { databaseErrorText } from '../errors/database-error.util';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
 type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
@@ -143,12 +144,12 @@ export class JobPoller {
         this.backoff.succeeded();
         this.outageLog.reset();
       })
-      .catch((error: Error) => {
+      .catch((error: unknown) => {
         this.backoff.failed();
         if (this.outageLog.due()) {
           this.logger.error(
             `Could not claim jobs (${this.backoff.failures} failure(s) in a row, retrying ` +
-              `every ${this.backoff.delayMs} ms): ${error.message}`,
+              `every ${this.backoff.delayMs} ms): ${databaseErrorText(error)}`,
           );
         }
       })

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JobCancelledError } from '../errors';
+import { databaseErrorText } from '../errors/database-error.util';
 import { checkProgress, checkStage } from '../job-input.validation';
 import { updateRunProgress } from '../sql/update-progress.query';
 import { RunningJob } from './running-job';
@@ -77,11 +78,11 @@ export class JobProgressReporter {
         this.superseded.record('progress', job.id, token);
         this.run.abort(new JobCancelledError(job.id));
       })
-      .catch((error: Error) => {
+      .catch((error: unknown) => {
         // Progress is advisory: a failed write must not fail the job. Keep the value so the
         // completion write still carries it.
         this.unwritten ??= value;
-        this.logger.warn(`Could not record progress: ${error.message}`);
+        this.logger.warn(`Could not record progress: ${databaseErrorText(error)}`);
       })
       .finally(() => {
         this.writing = undefined;

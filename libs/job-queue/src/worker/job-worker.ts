@@ -4,6 +4,7 @@ import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.
 import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
+import { databaseErrorText } from '../errors/database-error.util';
 import { INVALID_OPTION } from '../job-queue.messages';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
@@ -155,7 +156,7 @@ export class JobWorker {
     } catch (error) {
       // Stopping must finish even with the database gone: the reaper recovers these jobs later.
       this.logger.error(
-        `Could not hand unfinished jobs back (${(error as Error).message}); ` +
+        `Could not hand unfinished jobs back (${databaseErrorText(error)}); ` +
           `they return to the queue after staleAfterMs`,
       );
     }
