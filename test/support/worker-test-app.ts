@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { INestApplicationContext, Provider } from '@nestjs/common';
+import { INestApplicationContext, LoggerService, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { JobQueueModule, JobQueueModuleOptions, QueueService } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from './database';
 
@@ -17,6 +17,10 @@ export interface WorkerAppOptions {
   queueOptions?: JobQueueModuleOptions;
   /** Classes with `@JobHandler` methods, and anything they need. */
   providers?: Provider[];
+  /** The app's Nest logger, e.g. a `CapturingLogger` to read what the library logged. */
+  logger?: LoggerService;
+  /** The data source's TypeORM logger, e.g. a `QueryCounter` to count statements. */
+  queryLogger?: TypeOrmLogger;
 }
 
 export interface WorkerApp {
@@ -42,16 +46,20 @@ export async function startWorkerApp({
   url,
   queueOptions = {},
   providers = [],
+  logger,
+  queryLogger,
 }: WorkerAppOptions): Promise<WorkerApp> {
   const workerId = queueOptions.workerId ?? `test-worker-${randomBytes(4).toString('hex')}`;
-  const moduleRef = await Test.createTestingModule({
+  const builder = Test.createTestingModule({
     imports: [
       // No connection retries: a broken setup fails the test at once instead of hanging it.
-      TypeOrmModule.forRoot({ type: 'postgres', url, retryAttempts: 0 }),
+      TypeOrmModule.forRoot({ type: 'postgres', url, retryAttempts: 0, logger: queryLogger }),
       JobQueueModule.forRoot({ ...queueOptions, workerId }),
     ],
     providers,
-  }).compile();
+  });
+  if (logger) builder.setLogger(logger);
+  const moduleRef = await builder.compile();
   try {
     await moduleRef.init();
   } catch (error) {

@@ -31,7 +31,7 @@ function characterCount(text: string, max: number): number {
   return count;
 }
 
-/** Text for a `varchar(maxLength)` column. */
+/** Text for a column of at most `maxLength` characters. */
 export function checkText(field: string, value: unknown, maxLength: number): string {
   if (typeof value !== 'string') fail(field, value, `a string of at most ${maxLength} characters`);
   if (UNSTORABLE_TEXT.test(value)) fail(field, value, `text ${STORABLE_TEXT}`);
@@ -116,18 +116,24 @@ export interface SerialisedData {
 }
 
 /**
- * Serialises `data` to the JSON stored in `jobs.data`, refusing whatever JSON would silently
- * change or drop (functions, symbols, NaN/Infinity, `undefined` at the top), what PostgreSQL's
- * jsonb refuses (NUL, unpaired surrogates, in strings and keys alike), and anything over
- * `maxBytes`. BigInt and cycles make JSON.stringify throw.
+ * Serialises `data` to the JSON stored in `jobs.data` (or a handler's result to `jobs.result`),
+ * refusing whatever JSON would silently change or drop (functions, symbols, NaN/Infinity,
+ * `undefined` at the top), what PostgreSQL's jsonb refuses (NUL, unpaired surrogates, in strings
+ * and keys alike), and anything over `maxBytes`, the option named `maxOption`. BigInt and cycles
+ * make JSON.stringify throw.
  */
-export function measureData(field: string, value: unknown, maxBytes: number): SerialisedData {
+export function measureData(
+  field: string,
+  value: unknown,
+  maxBytes: number,
+  maxOption = 'maxPayloadBytes',
+): SerialisedData {
   const json = isPlainJson(value, 0) ? JSON.stringify(value) : serialiseChecked(field, value);
   if (MAYBE_UNSTORABLE_JSON.test(json)) refuseUnstorableText(field, json);
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > maxBytes) {
     throw new InvalidJobInputError(
-      `Invalid job ${field}: ${bytes} bytes of JSON. Expected at most ${maxBytes} bytes (maxPayloadBytes).`,
+      `Invalid job ${field}: ${bytes} bytes of JSON. Expected at most ${maxBytes} bytes (${maxOption}).`,
       field,
       `<${bytes} bytes>`,
     );
@@ -136,8 +142,13 @@ export function measureData(field: string, value: unknown, maxBytes: number): Se
 }
 
 /** `measureData`'s JSON alone. */
-export function serialiseData(field: string, value: unknown, maxBytes: number): string {
-  return measureData(field, value, maxBytes).json;
+export function serialiseData(
+  field: string,
+  value: unknown,
+  maxBytes: number,
+  maxOption?: string,
+): string {
+  return measureData(field, value, maxBytes, maxOption).json;
 }
 
 /**

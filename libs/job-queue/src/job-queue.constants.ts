@@ -29,6 +29,7 @@ export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;
 export const DEFAULT_COMPLETION_FLUSH_MS = 5;
 export const DEFAULT_COMPLETION_BATCH_SIZE = 500;
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_BATCH_SIZE = 10_000;
 /**
  * An `enqueueMany` batch goes to PostgreSQL as one jsonb document, which can hold at most

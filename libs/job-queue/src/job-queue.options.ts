@@ -11,6 +11,7 @@ import {
   DEFAULT_MAX_BATCH_BYTES,
   DEFAULT_MAX_BATCH_SIZE,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_PROGRESS_THROTTLE_MS,
   DEFAULT_REAPER_INTERVAL_MS,
@@ -57,6 +58,7 @@ export interface ResolvedJobQueueOptions {
   defaultMaxAttempts: number;
   backoff: ResolvedBackoff;
   maxPayloadBytes: number;
+  maxResultBytes: number;
   maxBatchSize: number;
   maxBatchBytes: number;
   progressThrottleMs: number;
@@ -75,6 +77,7 @@ const MODULE_KEYS = [
   'defaultMaxAttempts',
   'backoff',
   'maxPayloadBytes',
+  'maxResultBytes',
   'maxBatchSize',
   'maxBatchBytes',
   'progressThrottleMs',
@@ -255,6 +258,13 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       raw.maxPayloadBytes,
       DEFAULT_MAX_PAYLOAD_BYTES,
       1,
+    ),
+    maxResultBytes: intOption(
+      'maxResultBytes',
+      raw.maxResultBytes,
+      DEFAULT_MAX_RESULT_BYTES,
+      1,
+      MAX_BATCH_BYTES_LIMIT,
     ),
     maxBatchSize: intOption('maxBatchSize', raw.maxBatchSize, DEFAULT_MAX_BATCH_SIZE, 1),
     maxBatchBytes: intOption(

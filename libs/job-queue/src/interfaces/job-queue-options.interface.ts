@@ -50,6 +50,13 @@ export interface JobQueueModuleOptions {
   /** Largest `data` accepted, in bytes of its JSON. Default: 1048576 (1 MB). */
   maxPayloadBytes?: number;
   /**
+   * Largest handler result stored, in bytes of its JSON (UTF-8). A larger result, or one jsonb
+   * cannot hold (NUL, an unpaired surrogate, a BigInt, a cycle), fails that attempt with a
+   * `last_error` naming the problem, and the job is retried like after any failure. At most
+   * 268435455 (jsonb's limit). Default: 1048576 (1 MB).
+   */
+  maxResultBytes?: number;
+  /**
    * Most jobs one `enqueueMany` call takes; more is refused with an `InvalidJobInputError` (field
    * `jobs`) before any is looked at. Split bigger batches into several calls (and, to keep them
    * all or none, one transaction through `manager`). Default: 10000.

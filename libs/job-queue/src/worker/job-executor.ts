@@ -7,11 +7,13 @@ import { JobStatus } from '../entities/job-status.enum';
 import { JobContext } from '../interfaces/job-context.interface';
 import { JobHandlerRegistry, RegisteredJobHandler } from '../discovery/job-handler.registry';
 import {
+  InvalidJobInputError,
   JobCancelledError,
   JobTimeoutError,
   PermanentJobError,
   WorkerShutdownError,
 } from '../errors';
+import { serialiseData } from '../job-input.validation';
 import { JobOutcome } from '../sql/finish-jobs.query';
 import { JobCompleter } from './job-completer';
 import { HandlerContext } from './handler-context';
@@ -33,6 +35,19 @@ function backoffOf(job: Job, fallback: ResolvedBackoff): ResolvedBackoff {
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/**
+ * `last_error` of an attempt whose result cannot be stored: what is wrong and where (a path such
+ * as `result.items[3]`), never the result's text. A throw other than the check's own (a getter, a
+ * `toJSON`) is named by kind only: its message may quote the result.
+ */
+function resultRefused(error: unknown): string {
+  const why =
+    error instanceof InvalidJobInputError
+      ? error.message
+      : `serialising it threw ${error instanceof Error ? error.name : 'a non-error'}`;
+  return errorText(`Handler result not stored: ${why}`);
 }
 
 /**
@@ -106,7 +121,7 @@ export class JobExecutor {
 
     let outcome: JobOutcome;
     if (settled.ok && !aborted) {
-      outcome = this.success(job, settled.value);
+      outcome = this.success(job, handler, settled.value);
     } else {
       const error = settled.ok ? reason : settled.error;
       const thrown = reason instanceof JobTimeoutError ? reason : error;
@@ -145,17 +160,20 @@ export class JobExecutor {
     });
   }
 
-  private success(job: Job, value: unknown): JobOutcome {
+  /**
+   * A completion, with its result checked like `data` is at enqueue: JSON that jsonb stores as
+   * given, at most `maxResultBytes`. A result that fails the check fails the attempt instead, so
+   * it never reaches (and never fails) the batched completion write.
+   */
+  private success(job: Job, handler: RegisteredJobHandler, value: unknown): JobOutcome {
     let resultJson: string;
     try {
-      resultJson = value == null ? 'null' : (JSON.stringify(value) ?? 'null');
+      resultJson =
+        value == null
+          ? 'null'
+          : serialiseData('result', value, this.options.maxResultBytes, 'maxResultBytes');
     } catch (error) {
-      return this.failure(
-        job,
-        this.registry.get(job.jobType),
-        `Handler result is not JSON-serialisable: ${(error as Error).message}`,
-        false,
-      );
+      return this.failure(job, handler, resultRefused(error), false);
     }
     return {
       id: job.id,
@@ -180,6 +198,24 @@ export class JobExecutor {
     lastError: string,
     permanent: boolean,
   ): JobOutcome {
+    const failed = this.attemptFailed(job, handler, permanent);
+    return {
+      id: job.id,
+      runToken: job.runToken,
+      ...failed,
+      resultJson: null,
+      lastError,
+      progress: null,
+      stage: null,
+    };
+  }
+
+  /** What a failed attempt of `job` leads to: a retry after its backoff, or `failed`. */
+  private attemptFailed(
+    job: Job,
+    handler: RegisteredJobHandler | undefined,
+    permanent: boolean,
+  ): Pick<JobOutcome, 'status' | 'retryDelayMs'> {
     const policy = handler?.options ?? {
       maxAttempts: this.options.defaultMaxAttempts,
       backoff: this.options.backoff,
@@ -187,14 +223,8 @@ export class JobExecutor {
     const maxAttempts = job.maxAttempts ?? policy.maxAttempts;
     const retry = !permanent && job.attempts < maxAttempts;
     return {
-      id: job.id,
-      runToken: job.runToken,
       status: retry ? JobStatus.Pending : JobStatus.Failed,
-      resultJson: null,
-      lastError,
       retryDelayMs: retry ? retryDelayMs(job.attempts, backoffOf(job, policy.backoff)) : null,
-      progress: null,
-      stage: null,
     };
   }
 }
