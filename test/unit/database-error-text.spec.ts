@@ -2,6 +2,7 @@ import { QueryFailedError } from 'typeorm';
 import { JobQueueUnavailableError } from 'nest-pg-job-queue';
 import {
   databaseErrorText,
+  isTransientDatabaseError,
   typedDatabaseError,
 } from '../../libs/job-queue/src/errors/database-error.util';
 
@@ -55,5 +56,20 @@ describe('databaseErrorText: what the worker may log about a failed statement', 
     expect(typed.message).toMatch(/^The database refused a job queue statement: SQLSTATE 22P05/);
     expect(JSON.stringify(typed)).not.toContain(SECRET);
     expect(typed.message).not.toContain(SECRET);
+  });
+});
+
+describe('isTransientDatabaseError: worth sending the same write again?', () => {
+  it.each([
+    ['a lost connection', new Error('Connection terminated unexpectedly'), true],
+    ['a deadlock (40P01)', refused('40P01'), true],
+    ['a disk full (53100)', refused('53100'), true],
+    ['lock_timeout (55P03)', refused('55P03'), true],
+    ['a CHECK constraint (23514)', refused('23514'), false],
+    ['a jsonb refusal (22P05)', refused('22P05'), false],
+    ['a trigger raising (P0001)', refused('P0001'), false],
+    ['no statement at all (a RangeError)', new RangeError('Invalid string length'), false],
+  ])('%s', (_, error: unknown, transient) => {
+    expect(isTransientDatabaseError(error)).toBe(transient);
   });
 });

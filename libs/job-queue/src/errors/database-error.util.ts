@@ -47,6 +47,24 @@ export function statementRefusal(error: unknown): StatementRefusal | undefined {
 }
 
 /**
+ * SQLSTATEs of a refusal that passes by itself, so the same statement is worth sending again:
+ * a deadlock or serialization failure (class 40), resources running short (class 53: disk full,
+ * out of memory, too many connections), a lock not available within `lock_timeout` (55P03).
+ */
+const TRANSIENT_SQLSTATE = /^(?:40|53)|^55P03$/;
+
+/**
+ * Whether a failed write is worth retrying as it is: the connection was lost (`isConnectionError`)
+ * or the server refused it for a passing reason (`TRANSIENT_SQLSTATE`). Any other refusal (a
+ * constraint, a trigger, a value the column cannot hold) would fail again the same way.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (isConnectionError(error)) return true;
+  const code = statementRefusal(error)?.code;
+  return code !== undefined && TRANSIENT_SQLSTATE.test(code);
+}
+
+/**
  * What `QueueService` throws for a failed statement: our own errors (a timeout) as they are, a
  * lost connection as `JobQueueUnavailableError` whose cause is the driver's error without
  * TypeORM's wrapper (which holds the parameters), a refused statement as `JobQueueDatabaseError`

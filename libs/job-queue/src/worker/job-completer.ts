@@ -7,11 +7,38 @@ import {
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
-import { finishJobs, JobOutcome } from '../sql/finish-jobs.query';
+import { JobStatus } from '../entities/job-status.enum';
+import { finishJobs, JobOutcome, SupersededOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { RunningJobs, RunRef } from './running-jobs';
-import { databaseErrorText } from '../errors/database-error.util';
+import {
+  databaseErrorText,
+  isTransientDatabaseError,
+  statementRefusal,
+} from '../errors/database-error.util';
+import { describeRefusal } from '../errors/job-queue-database.error';
+
+/** An outcome as the executor queues it, with what its attempt becomes if it cannot be written. */
+export interface QueuedOutcome extends JobOutcome {
+  /** The attempt as failed: `pending` after a retry delay while attempts remain, else `failed`. */
+  ifRefused: Pick<JobOutcome, 'status' | 'retryDelayMs'>;
+}
+
+/**
+ * Most result JSON (in UTF-16 units) one write carries beyond its first outcome: 500 results of
+ * `maxResultBytes` each would otherwise make one statement of hundreds of MB.
+ */
+export const MAX_WRITE_RESULT_CHARS = 16 * 1024 * 1024;
+/** Refused outcomes one log line names by job id; the rest are counted. */
+const MAX_IDS_PER_LINE = 10;
+
+/** An outcome the database refused, for the log: why, and whether its fallback write landed. */
+interface Refusal {
+  id: string;
+  reason: string;
+  recorded: boolean;
+}
 
 /**
  * Writes attempt outcomes (completed, failed, retry) in batches: one statement per flush, a
@@ -19,12 +46,18 @@ import { databaseErrorText } from '../errors/database-error.util';
  * until its write succeeds, so a database hiccup delays it instead of losing it (if the process
  * dies first, the reaper re-runs the job: at-least-once). An outcome whose run no longer holds
  * its job (cancelled, retried or taken back since) changes nothing and is counted as superseded.
+ *
+ * A write the database refuses for good (a constraint or trigger of the app's, a value a column
+ * cannot hold) costs only the outcome it refuses: the batch is split in halves down to that one,
+ * the rest lands, and the offender's attempt is recorded as failed, without its result. What the
+ * database refused is never sent again as it was, so no outcome holds back the others.
  */
 @Injectable()
 export class JobCompleter {
   private readonly logger = new Logger('JobQueue');
-  private queue: JobOutcome[] = [];
-  private inFlight: JobOutcome[] = [];
+  private queue: QueuedOutcome[] = [];
+  /** The outcomes of the flush under way not written yet: their leases are still renewed. */
+  private inFlight: QueuedOutcome[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   /** Set by drain(): after shutdown nothing is rescheduled, so no timer keeps the process alive. */
@@ -46,7 +79,7 @@ export class JobCompleter {
     }));
   }
 
-  push(outcome: JobOutcome): void {
+  push(outcome: QueuedOutcome): void {
     this.queue.push(outcome);
     if (this.queue.length >= DEFAULT_COMPLETION_BATCH_SIZE) this.schedule(0);
     else this.schedule(DEFAULT_COMPLETION_FLUSH_MS);
@@ -86,7 +119,7 @@ export class JobCompleter {
 
   private flush(): Promise<void> {
     if (this.flushing || this.queue.length === 0) return this.flushing ?? Promise.resolve();
-    this.inFlight = this.queue.splice(0, DEFAULT_COMPLETION_BATCH_SIZE);
+    this.inFlight = this.queue.splice(0, this.nextBatchSize());
     this.flushing = this.write(this.inFlight).finally(() => {
       this.flushing = undefined;
       if (this.queue.length > 0) this.schedule(this.backoff.failing ? this.backoff.delayMs : 0);
@@ -94,17 +127,28 @@ export class JobCompleter {
     return this.flushing;
   }
 
-  private async write(batch: JobOutcome[]): Promise<void> {
+  /** How many outcomes at the head of the queue make the next write: a count and a size cap. */
+  private nextBatchSize(): number {
+    const limit = Math.min(this.queue.length, DEFAULT_COMPLETION_BATCH_SIZE);
+    let chars = this.queue[0].resultJson?.length ?? 0;
+    let count = 1;
+    while (count < limit) {
+      chars += this.queue[count].resultJson?.length ?? 0;
+      if (chars > MAX_WRITE_RESULT_CHARS) break;
+      count++;
+    }
+    return count;
+  }
+
+  private async write(batch: QueuedOutcome[]): Promise<void> {
+    const refusals: Refusal[] = [];
     try {
-      const superseded = await finishJobs(this.dataSource, this.options.workerId, batch);
-      for (const outcome of superseded) {
-        this.running.superseded.record('outcome', outcome.id, outcome.run_token);
-      }
-      this.inFlight = [];
+      await this.land(batch, refusals);
       this.backoff.succeeded();
       this.outageLog.reset();
     } catch (error) {
-      this.queue.unshift(...batch);
+      // Only a lost connection or a passing refusal gets here: what is unwritten stays queued.
+      this.queue.unshift(...this.inFlight);
       this.inFlight = [];
       this.backoff.failed();
       if (this.outageLog.due()) {
@@ -114,6 +158,97 @@ export class JobCompleter {
             `${this.backoff.delayMs} ms): ${databaseErrorText(error)}`,
         );
       }
+    } finally {
+      if (refusals.length > 0) this.logRefusals(refusals);
     }
+  }
+
+  /**
+   * Writes `batch`, keeping `inFlight` to what is not written yet. A part the database refuses
+   * for good is split in halves, and a single refused outcome goes to `recordRefused`. A
+   * transient failure (`isTransientDatabaseError`) is thrown, the rest left in `inFlight`.
+   */
+  private async land(batch: QueuedOutcome[], refusals: Refusal[]): Promise<void> {
+    const parts = [batch];
+    while (parts.length > 0) {
+      const part = parts[0];
+      try {
+        this.recordSuperseded(await this.finish(part));
+      } catch (error) {
+        if (isTransientDatabaseError(error)) throw error;
+        if (part.length > 1) {
+          const half = Math.ceil(part.length / 2);
+          parts.splice(0, 1, part.slice(0, half), part.slice(half));
+          continue;
+        }
+        refusals.push(await this.recordRefused(part[0], error));
+      }
+      parts.shift();
+      this.inFlight = parts.flat();
+    }
+  }
+
+  /**
+   * The second write for an outcome the database refused: the attempt as failed (retried per the
+   * job's policy, or failed for good) with a `last_error` saying why, and no result. If the
+   * database refuses that too, the outcome is dropped: its lease is no longer renewed, and the
+   * reaper takes the job back after `staleAfterMs`. A transient failure is thrown: the outcome
+   * then stays queued as it was.
+   */
+  private async recordRefused(outcome: QueuedOutcome, error: unknown): Promise<Refusal> {
+    const refusal = statementRefusal(error);
+    const reason = refusal
+      ? describeRefusal(refusal.code, refusal.names)
+      : databaseErrorText(error);
+    const failed: JobOutcome = {
+      id: outcome.id,
+      runToken: outcome.runToken,
+      ...outcome.ifRefused,
+      resultJson: null,
+      lastError:
+        outcome.status === JobStatus.Completed
+          ? `The database refused to record this attempt as completed: ${reason}. ` +
+            'Its result was not stored.'
+          : `The database refused to record this attempt's failure: ${reason}. ` +
+            "The handler's error was not stored.",
+      progress: null,
+      stage: null,
+    };
+    try {
+      this.recordSuperseded(await this.finish([failed]));
+      return { id: outcome.id, reason, recorded: true };
+    } catch (second) {
+      if (isTransientDatabaseError(second)) throw second;
+      return { id: outcome.id, reason, recorded: false };
+    }
+  }
+
+  /** One outcome write; resolves with the outcomes that changed nothing. */
+  private finish(outcomes: readonly JobOutcome[]): Promise<SupersededOutcome[]> {
+    return finishJobs(this.dataSource, this.options.workerId, outcomes);
+  }
+
+  private recordSuperseded(superseded: SupersededOutcome[]): void {
+    for (const outcome of superseded) {
+      this.running.superseded.record('outcome', outcome.id, outcome.run_token);
+    }
+  }
+
+  /** One line per flush, naming job ids and SQLSTATEs: never a result, an error or a parameter. */
+  private logRefusals(refusals: Refusal[]): void {
+    const named = refusals
+      .slice(0, MAX_IDS_PER_LINE)
+      .map(({ id, reason, recorded }) =>
+        recorded
+          ? `job ${id} (${reason})`
+          : `job ${id} (${reason}; refused twice, left to the reaper)`,
+      );
+    const more = refusals.length - named.length;
+    this.logger.error(
+      `The database refused the outcome of ${refusals.length} job(s), recorded as failed ` +
+        `attempts without their results (the rest of the batch was written): ` +
+        named.join(', ') +
+        (more > 0 ? `, and ${more} more` : ''),
+    );
   }
 }

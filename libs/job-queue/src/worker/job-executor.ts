@@ -14,8 +14,7 @@ import {
   WorkerShutdownError,
 } from '../errors';
 import { serialiseData } from '../job-input.validation';
-import { JobOutcome } from '../sql/finish-jobs.query';
-import { JobCompleter } from './job-completer';
+import { JobCompleter, QueuedOutcome } from './job-completer';
 import { HandlerContext } from './handler-context';
 import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
@@ -88,7 +87,7 @@ export class JobExecutor {
   }
 
   /** The outcome to write, or `undefined` when there is none (shutdown, cancellation). */
-  private async execute(entry: RunningJob): Promise<JobOutcome | undefined> {
+  private async execute(entry: RunningJob): Promise<QueuedOutcome | undefined> {
     const { job } = entry;
     const handler = this.registry.get(job.jobType);
     if (!handler) {
@@ -119,7 +118,7 @@ export class JobExecutor {
     const unwritten = closing && (await closing);
     if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) return;
 
-    let outcome: JobOutcome;
+    let outcome: QueuedOutcome;
     if (settled.ok && !aborted) {
       outcome = this.success(job, handler, settled.value);
     } else {
@@ -165,7 +164,7 @@ export class JobExecutor {
    * given, at most `maxResultBytes`. A result that fails the check fails the attempt instead, so
    * it never reaches (and never fails) the batched completion write.
    */
-  private success(job: Job, handler: RegisteredJobHandler, value: unknown): JobOutcome {
+  private success(job: Job, handler: RegisteredJobHandler, value: unknown): QueuedOutcome {
     let resultJson: string;
     try {
       resultJson =
@@ -184,6 +183,7 @@ export class JobExecutor {
       retryDelayMs: null,
       progress: null,
       stage: null,
+      ifRefused: this.attemptFailed(job, handler, false),
     };
   }
 
@@ -197,7 +197,7 @@ export class JobExecutor {
     handler: RegisteredJobHandler | undefined,
     lastError: string,
     permanent: boolean,
-  ): JobOutcome {
+  ): QueuedOutcome {
     const failed = this.attemptFailed(job, handler, permanent);
     return {
       id: job.id,
@@ -207,6 +207,7 @@ export class JobExecutor {
       lastError,
       progress: null,
       stage: null,
+      ifRefused: failed,
     };
   }
 
@@ -215,7 +216,7 @@ export class JobExecutor {
     job: Job,
     handler: RegisteredJobHandler | undefined,
     permanent: boolean,
-  ): Pick<JobOutcome, 'status' | 'retryDelayMs'> {
+  ): QueuedOutcome['ifRefused'] {
     const policy = handler?.options ?? {
       maxAttempts: this.options.defaultMaxAttempts,
       backoff: this.options.backoff,
