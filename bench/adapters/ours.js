@@ -7,6 +7,7 @@ require('reflect-metadata');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const { packageDir } = require('../lib/packages');
+const { JOBS } = require('../lib/schema');
 
 const JOB_TYPE = 'bench.noop';
 
@@ -146,8 +147,11 @@ function classify(text) {
   const sql = text.replace(/\s+/g, ' ').trim();
   if (/claim_job_batch/i.test(sql)) return 'claim_job_batch';
   if (/SET status = 'running'/i.test(sql)) return 'mark running';
-  if (/^UPDATE jobs AS j SET status = o\.status/i.test(sql)) return 'finish (batched)';
-  if (/^UPDATE jobs AS j SET status = 'completed'/i.test(sql)) return 'complete (batched)';
+  // The table's name with or without its schema, quoted or not.
+  if (/^UPDATE (\S+\.)?"?jobs"? AS j SET status = o\.status/i.test(sql)) return 'finish (batched)';
+  if (/^UPDATE (\S+\.)?"?jobs"? AS j SET status = 'completed'/i.test(sql)) {
+    return 'complete (batched)';
+  }
   if (/SET heartbeat_at = now\(\)/i.test(sql)) return 'heartbeat';
   if (/pg_try_advisory_xact_lock|pg_try_advisory_lock/i.test(sql)) return 'reaper';
   if (/^(UN)?LISTEN/i.test(sql)) return 'listen';
@@ -191,7 +195,7 @@ module.exports = {
   },
 
   openCounter: (db) =>
-    sqlCounter(db.url, `SELECT count(*) AS n FROM jobs WHERE status = 'completed'`),
+    sqlCounter(db.url, `SELECT count(*) AS n FROM ${JOBS} WHERE status = 'completed'`),
 
   /**
    * The module starts its worker while the application boots, and has no "start later" switch.
@@ -203,7 +207,7 @@ module.exports = {
     const client = new Client({ connectionString: db.url });
     await client.connect();
     await client.query('BEGIN');
-    await client.query('LOCK TABLE jobs IN EXCLUSIVE MODE');
+    await client.query(`LOCK TABLE ${JOBS} IN EXCLUSIVE MODE`);
     return async () => {
       await client.query('COMMIT');
       await client.end();

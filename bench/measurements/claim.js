@@ -1,81 +1,227 @@
 'use strict';
-// Cost of our claim_job_batch, called as the poller calls it, with the table holding nothing
-// but the pending jobs to claim, and with a million finished (completed) rows beside them.
-// Client-side round trip per call, median over `claimCalls` calls per batch size.
+// Cost of our claim of 10 (claim_job_batch, called as the worker calls it) as the table around
+// the 10 ready jobs grows: a million finished rows, a million jobs of the same type due tomorrow,
+// a million ready jobs of another type, or ten types claimed at once, each with a backlog.
+//
+// Every call runs in a transaction that is rolled back, so each one claims the same 10 jobs from
+// the same table. Each case has two databases: the case's, and a baseline holding nothing but
+// the 10 ready jobs ("empty"); calls alternate between them (the order flips every round), so a
+// noisy moment on the machine hits both, and `ratio` is median(case) / median(baseline) of the
+// same minute. The `empty` case's baseline is a second empty database: its ratio is the noise
+// floor. Client round trip of the claim statement alone (BEGIN and ROLLBACK are not timed).
 const { Client } = require('pg');
 const { nowMs } = require('../lib/timing');
-const { median } = require('../lib/stats');
+const { median, percentile } = require('../lib/stats');
 const { withPeerDatabase } = require('../lib/workload');
+const { JOBS, claimStatement } = require('../lib/schema');
 
-const SIZES = [10, 100];
+const BATCH = 10;
 const WARMUP_CALLS = 10;
-const JOB_TYPE = 'bench.noop';
+const CHUNK = 250_000;
+const TYPE = 'bench.noop';
+const OTHER_TYPE = 'bench.other';
+const TEN_TYPES = Array.from({ length: 10 }, (_, i) => `bench.t${i}`);
 
-async function fill(client, finished, pending) {
-  // Finished rows, as completed jobs look: attempts 1, timestamps set, older than the pending.
-  for (let done = 0; done < finished; done += 250_000) {
+/** `rows` rows of `columns` from generate_series (as `g`), in chunks; `values` a SELECT list. */
+async function insertSeries(client, rows, columns, values, params = []) {
+  for (let done = 0; done < rows; done += CHUNK) {
+    const n = Math.min(CHUNK, rows - done);
     await client.query(
-      `INSERT INTO jobs (job_type, status, data, attempts, worker_id, claimed_at, started_at,
-                         completed_at, created_at, updated_at, run_at, result)
-       SELECT $1, 'completed', jsonb_build_object('i', g), 1, 'bench', now(), now(), now(),
-              now() - interval '1 day', now(), now() - interval '1 day', 'null'::jsonb
-       FROM generate_series(1, $2) AS g`,
-      [JOB_TYPE, Math.min(250_000, finished - done)],
+      `INSERT INTO ${JOBS} (${columns}) SELECT ${values} FROM generate_series(1, $1) AS g`,
+      [n, ...params],
     );
   }
-  await client.query(
-    `INSERT INTO jobs (job_type, data) SELECT $1, jsonb_build_object('i', g) FROM generate_series(1, $2) AS g`,
-    [JOB_TYPE, pending],
-  );
-  await client.query('VACUUM ANALYZE jobs');
 }
 
-const claimCase = (key, label, finishedOf) => ({
-  key,
-  label,
+/** Ready jobs of `type`: pending, due now, default priority, inserted last. */
+const insertReady = (client, type, n) =>
+  client.query(
+    `INSERT INTO ${JOBS} (job_type, data) SELECT $1, jsonb_build_object('i', g) FROM generate_series(1, $2) AS g`,
+    [type, n],
+  );
+
+const fills = {
+  // Completed jobs as the worker leaves them: attempts 1, timestamps set, result null.
+  finished: (client, rows) =>
+    insertSeries(
+      client,
+      rows,
+      `job_type, status, data, attempts, run_token, worker_id, claimed_at, started_at,
+       completed_at, heartbeat_at, created_at, updated_at, run_at, result`,
+      `$2, 'completed', jsonb_build_object('i', g), 1, 1, 'bench', now() - interval '1 hour',
+       now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour',
+       now() - interval '1 day', now() - interval '1 hour', now() - interval '1 day', 'null'::jsonb`,
+      [TYPE],
+    ),
+  // Jobs of the claimed type due a day from now, enqueued an hour ago: ahead of the ready jobs
+  // in the claim's order (priority, then created_at), as jobs scheduled earlier are.
+  scheduled: (client, rows) =>
+    insertSeries(
+      client,
+      rows,
+      'job_type, data, created_at, updated_at, run_at',
+      `$2, jsonb_build_object('i', g), now() - interval '1 hour', now() - interval '1 hour',
+       now() + interval '1 day'`,
+      [TYPE],
+    ),
+  // Ready jobs of a type this claim does not ask for, enqueued an hour ago.
+  otherType: (client, rows) =>
+    insertSeries(
+      client,
+      rows,
+      'job_type, data, created_at, updated_at, run_at',
+      `$2, jsonb_build_object('i', g), now() - interval '1 hour', now() - interval '1 hour',
+       now() - interval '1 hour'`,
+      [OTHER_TYPE],
+    ),
+  // Each of the ten types a backlog of rows / 10 ready jobs.
+  tenTypes: async (client, rows) => {
+    for (const type of TEN_TYPES) {
+      await insertSeries(
+        client,
+        Math.floor(rows / TEN_TYPES.length),
+        'job_type, data',
+        `$2, jsonb_build_object('i', g)`,
+        [type],
+      );
+    }
+  },
+};
+
+const CASES = [
+  {
+    key: 'empty',
+    label: () => `empty: ${BATCH} ready jobs alone`,
+    types: [TYPE],
+    fill: (client) => insertReady(client, TYPE, BATCH),
+  },
+  {
+    key: 'finished',
+    label: (cfg) => `${millions(cfg)} finished rows`,
+    types: [TYPE],
+    fill: async (client, rows) => {
+      await fills.finished(client, rows);
+      await insertReady(client, TYPE, BATCH);
+    },
+  },
+  {
+    key: 'scheduled',
+    label: (cfg) => `${millions(cfg)} same-type jobs due in a day`,
+    types: [TYPE],
+    fill: async (client, rows) => {
+      await fills.scheduled(client, rows);
+      await insertReady(client, TYPE, BATCH);
+    },
+  },
+  {
+    key: 'other-type',
+    label: (cfg) => `${millions(cfg)} ready jobs of another type`,
+    types: [TYPE],
+    fill: async (client, rows) => {
+      await fills.otherType(client, rows);
+      await insertReady(client, TYPE, BATCH);
+    },
+  },
+  {
+    key: 'ten-types',
+    label: (cfg) =>
+      `10 types claimed, each a backlog of ${(cfg.claimRows / 10).toLocaleString('en')}`,
+    types: TEN_TYPES,
+    fill: (client, rows) => fills.tenTypes(client, rows),
+    // Also timed against the same 10-type claim with one ready job per type and nothing behind.
+    reference: {
+      fill: async (client) => {
+        for (const type of TEN_TYPES) await insertReady(client, type, 1);
+      },
+      types: TEN_TYPES,
+    },
+  },
+];
+
+function millions(cfg) {
+  return cfg.claimRows >= 1_000_000 && cfg.claimRows % 1_000_000 === 0
+    ? `${cfg.claimRows / 1_000_000} M`
+    : cfg.claimRows.toLocaleString('en');
+}
+
+/** One claim of BATCH in a transaction rolled back after; ms of the claim statement. */
+async function timedClaim(client, types) {
+  await client.query('BEGIN');
+  try {
+    const t0 = nowMs();
+    const { rows } = await client.query(claimStatement, ['bench-claimer', types, BATCH]);
+    const ms = nowMs() - t0;
+    if (rows.length !== BATCH) throw new Error(`claimed ${rows.length} of ${BATCH}`);
+    return ms;
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+async function connect(url) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+const runCase = (c) => ({
+  key: c.key,
+  label: c.label,
   async run({ peer, cfg }) {
-    const finished = finishedOf(cfg);
-    return withPeerDatabase(peer, `claim_${key}`, async (db) => {
-      const client = new Client({ connectionString: db.url });
-      await client.connect();
-      try {
-        const calls = cfg.claimCalls + WARMUP_CALLS;
-        await fill(client, finished, calls * SIZES.reduce((a, b) => a + b, 0));
-        const result = {};
-        for (const size of SIZES) {
-          const times = [];
-          for (let i = 0; i < calls; i++) {
-            const t0 = nowMs();
-            const { rows } = await client.query(
-              `SELECT * FROM claim_job_batch($1, $2::varchar[], $3)`,
-              ['bench-claimer', [JOB_TYPE], size],
-            );
-            const ms = nowMs() - t0;
-            if (rows.length !== size) throw new Error(`claimed ${rows.length} of ${size}`);
-            if (i >= WARMUP_CALLS) times.push(ms);
+    return withPeerDatabase(peer, `claim_${c.key}`, (db) =>
+      withPeerDatabase(peer, `claim_${c.key}_base`, async (baseDb) => {
+        const client = await connect(db.url);
+        const base = await connect(baseDb.url);
+        try {
+          await c.fill(client, cfg.claimRows);
+          await insertReady(base, TYPE, BATCH);
+          if (c.reference) await c.reference.fill(base);
+          for (const each of [client, base]) await each.query(`VACUUM ANALYZE ${JOBS}`);
+
+          // [connection, types, samples]: the case, the baseline, and the reference if any.
+          const series = [
+            { client, types: c.types, times: [] },
+            { client: base, types: [TYPE], times: [] },
+            ...(c.reference ? [{ client: base, types: c.reference.types, times: [] }] : []),
+          ];
+          for (let i = 0; i < WARMUP_CALLS + cfg.claimCalls; i++) {
+            const order = i % 2 === 0 ? series : [...series].reverse();
+            for (const s of order) {
+              const ms = await timedClaim(s.client, s.types);
+              if (i >= WARMUP_CALLS) s.times.push(ms);
+            }
           }
-          result[`ms/claim of ${size}`] = median(times);
+          const [caseMs, baseMs, refMs] = series.map((s) => median(s.times));
+          const { rows } = await client.query(
+            `SELECT count(*)::int AS n, pg_size_pretty(pg_total_relation_size('${JOBS}')) AS size FROM ${JOBS}`,
+          );
+          return {
+            'ms/claim of 10': caseMs,
+            'empty ms': baseMs,
+            'x empty': caseMs / baseMs,
+            ...(refMs !== undefined && { 'x 10 types unloaded': caseMs / refMs }),
+            extra: {
+              rows: rows[0].n,
+              tableSize: rows[0].size,
+              ...(refMs !== undefined && { 'unloaded 10-type ms': refMs }),
+              p90: percentile(series[0].times, 90),
+            },
+          };
+        } finally {
+          await client.end();
+          await base.end();
         }
-        const { rows } = await client.query(
-          `SELECT pg_size_pretty(pg_total_relation_size('jobs')) AS size`,
-        );
-        result.extra = { finishedRows: finished, tableSize: rows[0].size };
-        return result;
-      } finally {
-        await client.end();
-      }
-    });
+      }),
+    );
   },
 });
 
 module.exports = {
   name: 'claim',
   title: (cfg) =>
-    `claim_job_batch cost: median of ${cfg.claimCalls} calls (ms per call, client round trip)`,
-  metrics: SIZES.map((size) => `ms/claim of ${size}`),
+    `claim_job_batch of ${BATCH} beside big tables: median of ${cfg.claimCalls} calls, each rolled back ` +
+    `(ms, client round trip; goal: at most 1.2x empty)`,
+  metrics: ['ms/claim of 10', 'empty ms', 'x empty', 'x 10 types unloaded'],
   only: ['ours'],
-  cases: [
-    claimCase('empty', 'no finished rows', () => 0),
-    claimCase('finished', 'finished rows', (cfg) => cfg.claimFinishedRows),
-  ],
+  cases: CASES.map(runCase),
 };
