@@ -18,6 +18,7 @@ const MEASUREMENTS = [
   ...require('./measurements/process'),
   require('./measurements/latency'),
   require('./measurements/cancel'),
+  require('./measurements/delayed'),
   require('./measurements/claim'),
   require('./measurements/rss'),
 ];

@@ -39,7 +39,7 @@ async function bootApp(url, { moduleOptions, onJob, hold, migrationsRun = false,
   if (onJob) {
     class BenchHandlers {
       async noop(job, ctx) {
-        onJob(job.data);
+        onJob(job.data, job);
         if (hold) await holdUntilAborted(job, ctx, hold);
       }
     }
@@ -190,6 +190,10 @@ module.exports = {
       add: (data) => queueService.enqueue(JOB_TYPE, data),
       cancel: (id) => queueService.cancel(id),
       addBulk: (list) => queueService.enqueueMany(list.map((data) => ({ type: JOB_TYPE, data }))),
+      addDelayed: (list) =>
+        queueService.enqueueMany(
+          list.map(({ data, delayMs }) => ({ type: JOB_TYPE, data, delayMs })),
+        ),
       close: () => app.close(),
     };
   },
