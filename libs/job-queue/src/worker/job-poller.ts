@@ -15,6 +15,7 @@ import { RunningJobs } from './running-jobs';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
+import { NotifyCooldown } from './notify-cooldown';
 import { databaseErrorText } from '../errors/database-error.util';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
@@ -49,6 +50,11 @@ export class JobPoller {
   private polling: Promise<void> | undefined;
   private pollAgain = false;
   private wakeScheduled = false;
+  private readonly notifyCooldown = new NotifyCooldown();
+  /** A notified poll waiting out the cooldown; later notifications join it. */
+  private notifyTimer: NodeJS.Timeout | undefined;
+  /** A notification arrived during the poll under way: it may be for a job that poll missed. */
+  private notifiedAgain = false;
   /** The last poll filled every slot it could: there is probably more waiting. */
   private saturated = false;
 
@@ -102,17 +108,34 @@ export class JobPoller {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    clearTimeout(this.notifyTimer);
+    this.notifyTimer = undefined;
     await this.interval?.stop();
     await this.polling;
   }
 
   /**
    * New jobs were inserted (LISTEN): poll at once, without waiting for the next turn of the event
-   * loop; idle-worker latency is what this path is for. A burst of notifications still makes
-   * one poll, plus one after it (see `pollSoon`).
+   * loop; idle-worker latency is what this path is for. Notifications during a poll make one
+   * more poll after it. After a notified poll that found nothing, notifications wait out the
+   * `NotifyCooldown` and share one poll: anyone may NOTIFY, and a flood must not become a busy
+   * loop of claims. Cancel notifications never come here.
    */
   jobsInserted(): void {
-    this.pollSoon();
+    if (this.stopped || this.notifyTimer) return;
+    if (this.polling) {
+      this.notifiedAgain = true;
+      return;
+    }
+    const waitMs = this.notifyCooldown.waitMs();
+    if (waitMs === 0) {
+      this.pollSoon(true);
+      return;
+    }
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = undefined;
+      this.pollSoon(true);
+    }, waitMs);
   }
 
   /** Asks for a poll soon; many wakes in one tick of the event loop make one poll. */
@@ -125,16 +148,21 @@ export class JobPoller {
     });
   }
 
-  private pollSoon(): void {
+  /** Polls now, or once the poll under way is done. `notified`: a notification asks for it. */
+  private pollSoon(notified = false): void {
     // During an outage only the back-off timer polls: a short pollIntervalMs must not turn
     // into a connection attempt every few ms against a database that is down.
     if (this.stopped || this.retryTimer) return;
     if (this.polling) {
-      this.pollAgain = true;
+      if (notified) this.notifiedAgain = true;
+      else this.pollAgain = true;
       return;
     }
-    this.polling = this.pollOnce()
-      .then((claimed) => {
+    const startedAt = Date.now();
+    this.polling = this.claim()
+      .then((sent) => {
+        const claimed = sent ?? 0;
+        if (notified && sent !== undefined) this.notifyCooldown.polled(claimed, startedAt);
         if (this.backoff.failing) {
           this.logger.log(
             `Database reachable again after ${this.backoff.failures} failed claim(s); ` +
@@ -156,25 +184,33 @@ export class JobPoller {
       .finally(() => {
         this.polling = undefined;
         const again = this.pollAgain;
+        const notifiedAgain = this.notifiedAgain;
         this.pollAgain = false;
+        this.notifiedAgain = false;
         if (this.backoff.failing) {
           this.retryTimer = setTimeout(() => {
             this.retryTimer = undefined;
             this.wake();
           }, this.backoff.delayMs).unref();
         } else if (again) this.wake();
+        else if (notifiedAgain) this.jobsInserted();
       });
   }
 
   /** Claims as many jobs as there are free slots and starts them. Returns how many. */
   async pollOnce(): Promise<number> {
+    return (await this.claim()) ?? 0;
+  }
+
+  /** `pollOnce`, telling "no claim was sent" (`undefined`: no free slot) from "none found" (0). */
+  private async claim(): Promise<number | undefined> {
     const limit = this.freeSlots();
-    if (this.stopped || !this.claimPolicy) return 0;
+    if (this.stopped || !this.claimPolicy) return undefined;
     // More work may be waiting when the claim came back full, or was not even tried for lack
     // of slots; the next freed slot then polls again (and learns if it was wrong).
     if (limit <= 0) {
       this.saturated = true;
-      return 0;
+      return undefined;
     }
     this.typesAtLimit = new Set();
     const caps = this.jobTypes.map((jobType, i) => {
@@ -186,7 +222,7 @@ export class JobPoller {
     });
     if (this.typesAtLimit.size === this.jobTypes.length) {
       this.saturated = false;
-      return 0;
+      return undefined;
     }
     const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
       claimAndStartJobs(queryRunner, this.options.workerId, { ...this.claimPolicy!, caps }, limit),
