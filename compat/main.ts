@@ -91,7 +91,7 @@ async function main(): Promise<void> {
       const audit: { message: string }[] = await dataSource.query(`SELECT message FROM audit_log`);
       assert.deepEqual(audit, [{ message: 'report 2026-12' }]);
       const rows: { id: string }[] = await dataSource.query(
-        `SELECT id FROM jobs WHERE job_type = 'report_generation' AND data->>'month' = '2026-12'`,
+        `SELECT id FROM job_queue.jobs WHERE job_type = 'report_generation' AND data->>'month' = '2026-12'`,
       );
       assert.equal(rows.length, 1, 'requestWithOrder enqueued one job');
       const delayed = await queue.getJob(rows[0].id);

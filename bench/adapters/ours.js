@@ -152,7 +152,7 @@ function classify(text) {
   if (/^UPDATE (\S+\.)?"?jobs"? AS j SET status = 'completed'/i.test(sql)) {
     return 'complete (batched)';
   }
-  if (/SET heartbeat_at = now\(\)/i.test(sql)) return 'heartbeat';
+  if (/SET heartbeat_at = (pg_catalog\.)?now\(\)/i.test(sql)) return 'heartbeat';
   if (/pg_try_advisory_xact_lock|pg_try_advisory_lock/i.test(sql)) return 'reaper';
   if (/^(UN)?LISTEN/i.test(sql)) return 'listen';
   return sql.slice(0, 40);

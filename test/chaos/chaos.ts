@@ -116,7 +116,7 @@ async function main(): Promise<boolean> {
 
     const unfinished = async (): Promise<number> => {
       const [{ count }] = await dataSource.query(
-        `SELECT count(*)::int AS count FROM jobs WHERE status <> 'completed'`,
+        `SELECT count(*)::int AS count FROM job_queue.jobs WHERE status <> 'completed'`,
       );
       return count;
     };
@@ -151,7 +151,7 @@ async function main(): Promise<boolean> {
       await victim.exited;
       ready.delete(victim);
       const [{ held }] = await dataSource.query(
-        `SELECT count(*)::int AS held FROM jobs
+        `SELECT count(*)::int AS held FROM job_queue.jobs
          WHERE worker_id = $1 AND status IN ('claimed', 'running')`,
         [victim.workerId],
       );
@@ -167,7 +167,7 @@ async function main(): Promise<boolean> {
       `SELECT count(*)::int AS jobs,
               count(DISTINCT unique_key)::int AS keys,
               count(*) FILTER (WHERE status <> 'completed')::int AS unfinished
-       FROM jobs WHERE job_type = $1`,
+       FROM job_queue.jobs WHERE job_type = $1`,
       [JOB_TYPE],
     );
     const [runs] = await dataSource.query(

@@ -70,7 +70,8 @@ describe('example app: the admin token', () => {
   let inserted: unknown;
 
   const row = async () =>
-    (await example.sql.query('SELECT * FROM jobs WHERE id = $1', [jobId])).rows[0] as unknown;
+    (await example.sql.query('SELECT * FROM job_queue.jobs WHERE id = $1', [jobId]))
+      .rows[0] as unknown;
 
   const call = (agent: ReturnType<ExampleApp['http']>, route: Route) =>
     agent[route.method](route.path.replace(':id', jobId));
@@ -78,7 +79,7 @@ describe('example app: the admin token', () => {
   beforeAll(async () => {
     example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 });
     const { rows } = await example.sql.query<{ id: string }>(
-      `INSERT INTO jobs (job_type, data, priority, run_at)
+      `INSERT INTO job_queue.jobs (job_type, data, priority, run_at)
        VALUES ('image.process', '{"name": "later.png", "source": "upload"}', 200,
                now() + interval '1 day')
        RETURNING id::text`,

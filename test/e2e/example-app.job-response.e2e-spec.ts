@@ -66,7 +66,7 @@ describe('example app: what a job looks like over HTTP', () => {
   const insert = async (columns: Record<string, unknown>): Promise<string> => {
     const names = Object.keys(columns);
     const { rows } = await example.sql.query<{ id: string }>(
-      `INSERT INTO jobs (job_type, data, ${names.join(', ')})
+      `INSERT INTO job_queue.jobs (job_type, data, ${names.join(', ')})
        VALUES ('image.process', '{"name": "cat.png", "source": "upload"}',
                ${names.map((_, i) => `$${i + 1}`).join(', ')})
        RETURNING id::text`,
@@ -120,7 +120,7 @@ describe('example app: what a job looks like over HTTP', () => {
 
   it('has the stacks, paths and worker names in the table (what the routes must not show)', async () => {
     const { rows } = await example.sql.query<{ id: string; worker_id: string; last_error: string }>(
-      `SELECT id::text, worker_id, last_error FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+      `SELECT id::text, worker_id, last_error FROM job_queue.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
       [[failedId, noFileId]],
     );
     for (const row of rows) {

@@ -19,9 +19,7 @@ interface JobJson {
 
 interface JobPage {
   items: JobJson[];
-  total: number;
-  page: number;
-  pageSize: number;
+  nextCursor: string | null;
 }
 
 const IMAGE_WORK_MS = 40;
@@ -65,22 +63,29 @@ describe('example app: the three scenarios over HTTP', () => {
       { timeoutMs, description: `job ${id} ${what}` },
     );
 
-  /** Every image job of the app, across pages. */
-  const imageJobs = async (status?: string): Promise<JobJson[]> => {
-    const query = { type: 'image.process', pageSize: 200, ...(status && { status }) };
-    const items: JobJson[] = [];
-    for (let page = 1; ; page++) {
+  /** Every page of GET /jobs with `query`, following nextCursor to the end (bounded). */
+  const listPages = async (query: Record<string, string | number>): Promise<JobPage[]> => {
+    const pages: JobPage[] = [];
+    let cursor: string | null = null;
+    do {
       const body = (
         await example
           .http()
           .get('/jobs')
-          .query({ ...query, page })
+          .query({ ...query, ...(cursor !== null && { cursor }) })
           .expect(200)
       ).body as JobPage;
-      items.push(...body.items);
-      if (items.length >= body.total || body.items.length === 0) return items;
-    }
+      pages.push(body);
+      cursor = body.nextCursor;
+    } while (cursor !== null && pages.length < 1_000);
+    return pages;
   };
+
+  /** Every image job of the app, across pages. */
+  const imageJobs = async (status?: string): Promise<JobJson[]> =>
+    (await listPages({ type: 'image.process', limit: 200, ...(status && { status }) })).flatMap(
+      (page) => page.items,
+    );
 
   const waitUntilNoImageJobUnfinished = () =>
     waitFor(
@@ -192,17 +197,17 @@ describe('example app: the three scenarios over HTTP', () => {
     const {
       rows: [{ id }],
     } = await example.sql.query<{ id: string }>(
-      `INSERT INTO jobs (job_type, data, priority, run_at)
+      `INSERT INTO job_queue.jobs (job_type, data, priority, run_at)
        VALUES ('image.process', '{"name": "orphan.png", "source": "upload"}', 200,
                now() - interval '2 hours')
        RETURNING id::text`,
     );
     const { rows: claimed } = await example.sql.query<{ id: string }>(
-      `SELECT id::text FROM claim_job_batch('killed-worker', ARRAY['image.process'], 1,
+      `SELECT id::text FROM job_queue.claim_job_batch('killed-worker', ARRAY['image.process'], 1,
                                             now() - interval '1 hour')`,
     );
     expect(claimed).toEqual([{ id }]);
-    await example.sql.query(`UPDATE jobs SET heartbeat_at = now() WHERE id = $1`, [id]);
+    await example.sql.query(`UPDATE job_queue.jobs SET heartbeat_at = now() WHERE id = $1`, [id]);
     await example.sql.query('COMMIT');
 
     // Its lease still runs for STALE_AFTER_MS: the operator sees it before the reaper acts.
@@ -229,7 +234,7 @@ describe('example app: the three scenarios over HTTP', () => {
     expect(recovered.lastError).not.toContain('killed-worker');
     expect(recovered.result).toEqual({ thumbnail: 'thumbs/orphan.png' });
     const { rows } = await example.sql.query<{ worker_id: string | null; last_error: string }>(
-      'SELECT worker_id, last_error FROM jobs WHERE id = $1',
+      'SELECT worker_id, last_error FROM job_queue.jobs WHERE id = $1',
       [id],
     );
     expect(rows[0].worker_id).not.toBe('killed-worker');
@@ -279,22 +284,14 @@ describe('example app: the three scenarios over HTTP', () => {
     expect(completed).toBeGreaterThan(BACKLOG);
     expect(stats.report_generation).toMatchObject({ completed: 2 });
 
-    const pageSize = 20;
-    const pages: JobPage[] = [];
-    for (let page = 1; page <= Math.ceil(completed / pageSize) + 1; page++) {
-      const { body } = await example
-        .http()
-        .get('/jobs')
-        .query({ status: 'completed', type: 'image.process', page, pageSize })
-        .expect(200);
-      expect(body).toMatchObject({ total: completed, page, pageSize });
-      pages.push(body as JobPage);
-    }
+    const limit = 20;
+    const pages = await listPages({ status: 'completed', type: 'image.process', limit });
+    // Full pages, then the rest; a count that divides evenly ends on a full page, not an empty one.
     expect(pages.map((page) => page.items.length)).toEqual([
-      ...Array(Math.floor(completed / pageSize)).fill(pageSize),
-      ...(completed % pageSize ? [completed % pageSize] : []),
-      0,
+      ...Array(Math.floor(completed / limit)).fill(limit),
+      ...(completed % limit ? [completed % limit] : []),
     ]);
+    expect(pages.at(-1)!.nextCursor).toBeNull();
     const items = pages.flatMap((page) => page.items);
     for (const job of items)
       expect(job).toMatchObject({ type: 'image.process', status: 'completed' });

@@ -197,7 +197,7 @@ describe('JobQueueModule in a host app with its own @nestjs/schedule timers', ()
 
     const heartbeatAt = async (): Promise<number> => {
       const [row] = await observer.dataSource.query(
-        `SELECT extract(epoch FROM heartbeat_at) * 1000 AS at FROM jobs WHERE id = $1`,
+        `SELECT extract(epoch FROM heartbeat_at) * 1000 AS at FROM job_queue.jobs WHERE id = $1`,
         [job.id],
       );
       return Number(row.at);

@@ -58,7 +58,7 @@ describe('worker: a handler returning a value the jobs table cannot hold', () =>
     '%s: the attempt fails readably, retries as usual, and the result stays empty',
     async (type, attempts, reason) => {
       const witness = await worker.dataSource.query(
-        `INSERT INTO jobs (job_type, status) VALUES ('elsewhere', 'pending') RETURNING id`,
+        `INSERT INTO job_queue.jobs (job_type, status) VALUES ('elsewhere', 'pending') RETURNING id`,
       );
       const job = await worker.queue.enqueue(type, {});
       const done: Job = await finished(job.id);
@@ -100,7 +100,7 @@ describe('worker: a handler returning a value the jobs table cannot hold', () =>
       expect(done.lastError).not.toContain(RESULT_SECRET);
     }
     const held = await worker.dataSource.query(
-      `SELECT id FROM jobs WHERE status IN ('claimed', 'running')`,
+      `SELECT id FROM job_queue.jobs WHERE status IN ('claimed', 'running')`,
     );
     expect(held).toEqual([]);
     expectNoResultTextLogged();

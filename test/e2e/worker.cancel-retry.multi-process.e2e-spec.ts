@@ -33,7 +33,7 @@ const RECORD_JOB_WRITES = [
      RETURN NULL;
    END
    $$`,
-  `CREATE TRIGGER record_job_writes AFTER UPDATE ON jobs
+  `CREATE TRIGGER record_job_writes AFTER UPDATE ON job_queue.jobs
      FOR EACH ROW EXECUTE FUNCTION record_job_writes()`,
 ];
 
@@ -118,7 +118,7 @@ describe('fencing across processes: cancel and retry while running', () => {
       while (watching.size < 60 && unwatched.length > 0) watching.add(unwatched.pop()!);
       if (watching.size === 0) throw new Error(`Every job finished after ${cancels} cancels`);
       const rows: Array<{ id: string; status: string }> = await dataSource.query(
-        `SELECT id::text, status FROM jobs WHERE id = ANY($1::bigint[])`,
+        `SELECT id::text, status FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
         [[...watching]],
       );
       for (const { id, status } of rows) {
@@ -142,7 +142,7 @@ describe('fencing across processes: cancel and retry while running', () => {
     await waitFor(
       async () => {
         const [{ done }] = await dataSource.query(
-          `SELECT count(*)::int AS done FROM jobs WHERE status = 'completed'`,
+          `SELECT count(*)::int AS done FROM job_queue.jobs WHERE status = 'completed'`,
         );
         return done === JOB_COUNT;
       },
@@ -157,7 +157,7 @@ describe('fencing across processes: cancel and retry while running', () => {
     const badCompletions = await dataSource.query(
       `SELECT j.id, j.run_token, count(c.job_id)::int AS completions,
               min(c.run_token) AS completed_by, j.result
-       FROM jobs j LEFT JOIN completions c ON c.job_id = j.id
+       FROM job_queue.jobs j LEFT JOIN completions c ON c.job_id = j.id
        GROUP BY j.id
        HAVING count(c.job_id) <> 1 OR min(c.run_token) <> j.run_token
            OR (j.result->>'token')::int <> j.run_token
@@ -166,7 +166,7 @@ describe('fencing across processes: cancel and retry while running', () => {
     expect(badCompletions).toEqual([]);
     // The stored result is the one the last run made: its nonce, from the run log.
     const notLastRun = await dataSource.query(
-      `SELECT j.id, j.result FROM jobs j
+      `SELECT j.id, j.result FROM job_queue.jobs j
        WHERE NOT EXISTS (
          SELECT 1 FROM run_log r
          WHERE r.job_id = j.id AND r.run_token = j.run_token AND r.event = 'finished'
@@ -182,7 +182,7 @@ describe('fencing across processes: cancel and retry while running', () => {
     );
     expect(strayWrites).toEqual([]);
     const [stages] = await dataSource.query(
-      `SELECT count(*)::int AS wrong FROM jobs
+      `SELECT count(*)::int AS wrong FROM job_queue.jobs
        WHERE current_stage IS DISTINCT FROM 'run ' || run_token OR progress <> 90`,
     );
     expect(stages).toEqual({ wrong: 0 });
@@ -194,7 +194,7 @@ describe('fencing across processes: cancel and retry while running', () => {
                 AS superseded_finished,
               count(*) FILTER (WHERE r.run_token < j.run_token AND event = 'finished' AND aborted)::int
                 AS superseded_finished_aborted
-       FROM run_log r JOIN jobs j ON j.id = r.job_id`,
+       FROM run_log r JOIN job_queue.jobs j ON j.id = r.job_id`,
     );
     console.log(
       `runs started ${runs.started}; superseded runs that still finished: ` +
@@ -205,7 +205,7 @@ describe('fencing across processes: cancel and retry while running', () => {
     const exits = await Promise.all(workers.map((worker) => worker.stop('SIGTERM')));
     expect(exits).toEqual(WORKER_IDS.map(() => ({ code: 0, signal: null })));
     const [{ held }] = await dataSource.query(
-      `SELECT count(*)::int AS held FROM jobs WHERE status IN ('pending', 'claimed', 'running')`,
+      `SELECT count(*)::int AS held FROM job_queue.jobs WHERE status IN ('pending', 'claimed', 'running')`,
     );
     expect(held).toBe(0);
   });

@@ -30,7 +30,7 @@ describe('worker: concurrency limits', () => {
 
   async function runningCounts(): Promise<Record<string, number>> {
     const rows: Array<{ job_type: string; count: string }> = await producer.dataSource.query(
-      `SELECT job_type, count(*) FROM jobs WHERE status IN ('claimed', 'running') GROUP BY job_type`,
+      `SELECT job_type, count(*) FROM job_queue.jobs WHERE status IN ('claimed', 'running') GROUP BY job_type`,
     );
     return Object.fromEntries(rows.map((row) => [row.job_type, Number(row.count)]));
   }

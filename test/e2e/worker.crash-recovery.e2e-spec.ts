@@ -49,7 +49,7 @@ describe('worker crash recovery across processes', () => {
 
   const jobStates = (ids: string[]): Promise<JobState[]> =>
     dataSource.query(
-      `SELECT id::text, status, attempts, worker_id, last_error FROM jobs
+      `SELECT id::text, status, attempts, worker_id, last_error FROM job_queue.jobs
        WHERE id = ANY($1::bigint[]) ORDER BY id`,
       [ids],
     );
@@ -148,7 +148,7 @@ describe('worker crash recovery across processes', () => {
     expect(runs).toEqual(expectedRuns);
 
     const [{ held }] = await dataSource.query(
-      `SELECT count(*)::int AS held FROM jobs WHERE status IN ('claimed', 'running')`,
+      `SELECT count(*)::int AS held FROM job_queue.jobs WHERE status IN ('claimed', 'running')`,
     );
     expect(held).toBe(0);
 

@@ -109,9 +109,11 @@ describe('worker: database outage', () => {
     const dataSource = app.get(DataSource);
     const handlers = app.get(OutageHandlers);
     const statuses = async (ids: string[]): Promise<string[]> =>
-      (await dataSource.query(`SELECT status FROM jobs WHERE id = ANY($1::bigint[])`, [ids])).map(
-        (row: { status: string }) => row.status,
-      );
+      (
+        await dataSource.query(`SELECT status FROM job_queue.jobs WHERE id = ANY($1::bigint[])`, [
+          ids,
+        ])
+      ).map((row: { status: string }) => row.status);
 
     // Before: one slot-filling batch held in its handlers, the rest queued behind it.
     const held = await queue.enqueueMany(
@@ -195,7 +197,7 @@ describe('worker: database outage', () => {
     expect(resumeMs).toBeLessThanOrEqual(RESUME_MS + RESUME_MARGIN_MS);
     // Each job ran once: the outage cost no attempt.
     const attempts: Array<{ attempts: number }> = await dataSource.query(
-      `SELECT attempts FROM jobs WHERE id = ANY($1::bigint[])`,
+      `SELECT attempts FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
       [beforeIds],
     );
     expect(attempts.every((row) => row.attempts === 1)).toBe(true);

@@ -77,7 +77,7 @@ describe('worker: error size and what is logged', () => {
     const [{ length, head, tail }] = await app!.get(DataSource).query(
       `SELECT length(last_error) AS length, left(last_error, 40) AS head,
                 right(last_error, 20) AS tail
-         FROM jobs WHERE id = $1`,
+         FROM job_queue.jobs WHERE id = $1`,
       [job.id],
     );
     expect(length).toBe(MAX_ERROR_TEXT_LENGTH + TRUNCATION_MARK.length);

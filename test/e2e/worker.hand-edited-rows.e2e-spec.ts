@@ -23,7 +23,7 @@ describe('worker: rows edited by hand', () => {
 
   it("a 'running' row with no heartbeat and no worker is recovered and runs", async () => {
     const [{ id }] = await worker.dataSource.query(
-      `INSERT INTO jobs (job_type, status, attempts, worker_id, heartbeat_at, claimed_at)
+      `INSERT INTO job_queue.jobs (job_type, status, attempts, worker_id, heartbeat_at, claimed_at)
        VALUES ($1, 'running', 1, NULL, NULL, now() - interval '1 hour') RETURNING id`,
       [RECORD_JOB],
     );

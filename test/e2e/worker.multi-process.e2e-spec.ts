@@ -53,7 +53,7 @@ describe('worker across processes', () => {
     await waitFor(
       async () => {
         const [{ done }] = await dataSource.query(
-          `SELECT count(*)::int AS done FROM jobs WHERE status IN ('completed', 'failed', 'cancelled')`,
+          `SELECT count(*)::int AS done FROM job_queue.jobs WHERE status IN ('completed', 'failed', 'cancelled')`,
         );
         return done === JOB_COUNT;
       },
@@ -65,7 +65,7 @@ describe('worker across processes', () => {
     );
 
     const byStatus: Array<{ status: string; count: number }> = await dataSource.query(
-      `SELECT status, count(*)::int AS count FROM jobs GROUP BY status`,
+      `SELECT status, count(*)::int AS count FROM job_queue.jobs GROUP BY status`,
     );
     expect(byStatus).toEqual([{ status: 'completed', count: JOB_COUNT }]);
 
@@ -75,7 +75,7 @@ describe('worker across processes', () => {
     );
     expect(runs).toEqual({ rows: JOB_COUNT, jobs: JOB_COUNT });
     const mismatched = await dataSource.query(
-      `SELECT j.id, r.job_id FROM jobs j FULL JOIN job_runs r ON r.job_id = j.id
+      `SELECT j.id, r.job_id FROM job_queue.jobs j FULL JOIN job_runs r ON r.job_id = j.id
        WHERE j.id IS NULL OR r.job_id IS NULL
           OR j.attempts <> 1 OR r.attempt <> 1 OR r.worker_id IS DISTINCT FROM j.worker_id
           OR j.result->>'by' IS DISTINCT FROM r.worker_id
@@ -97,7 +97,7 @@ describe('worker across processes', () => {
     const exits = await Promise.all(workers.map((worker) => worker.stop('SIGTERM')));
     expect(exits).toEqual(WORKER_IDS.map(() => ({ code: 0, signal: null })));
     const [{ held }] = await dataSource.query(
-      `SELECT count(*)::int AS held FROM jobs WHERE status IN ('pending', 'claimed', 'running')`,
+      `SELECT count(*)::int AS held FROM job_queue.jobs WHERE status IN ('pending', 'claimed', 'running')`,
     );
     expect(held).toBe(0);
   });

@@ -27,7 +27,7 @@ describe('worker: run order', () => {
     // and not in id order, so each key of the order (priority, created_at, id) decides somewhere.
     const createdOffsetS = jobs.map((_, i) => (i * 7) % 10);
     await producer.dataSource.query(
-      `UPDATE jobs SET created_at = now() - interval '1 hour' + o.s * interval '1 second'
+      `UPDATE job_queue.jobs SET created_at = now() - interval '1 hour' + o.s * interval '1 second'
        FROM unnest($1::bigint[], $2::integer[]) AS o(id, s) WHERE jobs.id = o.id`,
       [jobs.map((job) => job.id), createdOffsetS],
     );
@@ -54,7 +54,9 @@ describe('worker: run order', () => {
 
     expect(handlers.runOrder).toEqual(expected);
     const rows: Array<{ id: string; attempts: number; status: string }> =
-      await producer.dataSource.query(`SELECT id, attempts, status FROM jobs ORDER BY id`);
+      await producer.dataSource.query(
+        `SELECT id, attempts, status FROM job_queue.jobs ORDER BY id`,
+      );
     expect(rows.every((row) => row.status === JobStatus.Completed && row.attempts === 1)).toBe(
       true,
     );

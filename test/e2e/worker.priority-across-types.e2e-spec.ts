@@ -49,7 +49,7 @@ describe('worker: one priority order across job types', () => {
     await waitFor(
       async () => {
         const [{ open }] = await producer.dataSource.query(
-          `SELECT count(*)::int AS open FROM jobs WHERE status <> $1`,
+          `SELECT count(*)::int AS open FROM job_queue.jobs WHERE status <> $1`,
           [JobStatus.Completed],
         );
         return open === 0;

@@ -33,7 +33,7 @@ describe('worker: an outcome the database refuses', () => {
       queryLogger: statements,
     });
     await worker.dataSource.query(
-      `ALTER TABLE jobs ADD CONSTRAINT ${CONSTRAINT}
+      `ALTER TABLE job_queue.jobs ADD CONSTRAINT ${CONSTRAINT}
          CHECK (NOT (data ? 'refuse') OR status <> 'completed') NOT VALID`,
     );
   });

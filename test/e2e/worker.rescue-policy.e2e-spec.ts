@@ -48,7 +48,7 @@ describe('reaper: a node without the handler applies the row’s policy', () => 
     const [found] = await holder.dataSource.query(
       `SELECT status, attempts, worker_id, last_error,
               (extract(epoch FROM run_at - updated_at) * 1000)::float8 AS delay_ms
-       FROM jobs WHERE id = $1`,
+       FROM job_queue.jobs WHERE id = $1`,
       [id],
     );
     return found;

@@ -28,7 +28,7 @@ describe('worker: graceful shutdown', () => {
 
   async function rows(ids: string[]): Promise<Row[]> {
     return observer.dataSource.query(
-      `SELECT * FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+      `SELECT * FROM job_queue.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
       [ids],
     );
   }
@@ -63,7 +63,7 @@ describe('worker: graceful shutdown', () => {
       Array.from({ length: CLAIMED_NOT_STARTED }, (_, i) => ({ type: jobType, data: { i } })),
     );
     const claimed: Array<{ id: string }> = await observer.dataSource.query(
-      `SELECT * FROM claim_job_batch($1, ARRAY[$2]::varchar[], $3)`,
+      `SELECT * FROM job_queue.claim_job_batch($1, ARRAY[$2]::text[], $3)`,
       [workerId, jobType, CLAIMED_NOT_STARTED],
     );
     // The worker, full, claimed none of them itself: the SQL claim got all 50.
@@ -80,7 +80,7 @@ describe('worker: graceful shutdown', () => {
 
   async function expectNothingHeldBy(workerId: string): Promise<void> {
     const held: Row[] = await observer.dataSource.query(
-      `SELECT * FROM jobs WHERE worker_id = $1 AND status IN ('claimed', 'running')`,
+      `SELECT * FROM job_queue.jobs WHERE worker_id = $1 AND status IN ('claimed', 'running')`,
       [workerId],
     );
     expect(held).toEqual([]);

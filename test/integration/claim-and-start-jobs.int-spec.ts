@@ -1,3 +1,4 @@
+import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { Job } from 'nest-pg-job-queue';
 import { claimAndStartJobs, ClaimTypes } from '../../libs/job-queue/src/sql/claim-job-batch.query';
 import { useQueueTestingModule } from '../support/test-app';
@@ -17,12 +18,12 @@ const EMAIL: ClaimTypes = {
 describe('claimAndStartJobs: the Job a handler receives', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
 
   const claimIn = (timeZone: string): Promise<Job[]> =>
     app.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT set_config('TimeZone', $1, true)`, [timeZone]);
-      return claimAndStartJobs(manager, 'worker-a', EMAIL, 10);
+      return claimAndStartJobs(manager, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
     });
 
   it.each(['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham'])(
@@ -32,7 +33,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
       const second = await app.queue.enqueue('email', { to: 'b@example.com' }, { maxAttempts: 2 });
       // Microseconds, and a date before 1970: both must truncate to the same millisecond as pg's parser.
       await app.dataSource.query(
-        `UPDATE jobs SET created_at = '1969-12-31 23:59:59.999500+00',
+        `UPDATE job_queue.jobs SET created_at = '1969-12-31 23:59:59.999500+00',
                          run_at = '2020-02-29 12:34:56.789999+00' WHERE id = $1`,
         [first.id],
       );
@@ -64,7 +65,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
       { type: 'email', data: {} },
       { type: 'email', data: {} },
     ]);
-    const [a, b] = await claimAndStartJobs(app.dataSource, 'worker-a', EMAIL, 10);
+    const [a, b] = await claimAndStartJobs(app.dataSource, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
     expect(a.claimedAt).toEqual(b.claimedAt);
     a.claimedAt!.setFullYear(2000);
     expect(b.claimedAt!.getFullYear()).not.toBe(2000);
@@ -75,7 +76,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
     const queryRunner = app.dataSource.createQueryRunner();
     try {
       const before = await queryRunner.query(`SHOW synchronous_commit`);
-      const [job] = await claimAndStartJobs(queryRunner, 'worker-a', EMAIL, 10);
+      const [job] = await claimAndStartJobs(queryRunner, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
       expect(job.status).toBe('running');
       // The next statement on the same connection (an app's, once it is back in the pool).
       expect(await queryRunner.query(`SHOW synchronous_commit`)).toEqual(before);

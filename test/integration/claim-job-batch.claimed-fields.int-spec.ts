@@ -12,15 +12,15 @@ describe('claim_job_batch: what a claim writes', () => {
   /** Back to pending, as a failed attempt would leave it (attempts kept). */
   const release = (id: number) =>
     db.client.query(
-      `UPDATE jobs SET status = 'pending', worker_id = NULL, claimed_at = NULL, heartbeat_at = NULL
+      `UPDATE job_queue.jobs SET status = 'pending', worker_id = NULL, claimed_at = NULL, heartbeat_at = NULL
        WHERE id = $1`,
       [id],
     );
 
   beforeEach(async () => {
-    await db.client.query(`TRUNCATE jobs`);
+    await db.client.query(`TRUNCATE job_queue.jobs`);
     await db.client.query(
-      `INSERT INTO jobs (id, job_type, priority, data, max_attempts, created_at, run_at, updated_at)
+      `INSERT INTO job_queue.jobs (id, job_type, priority, data, max_attempts, created_at, run_at, updated_at)
        VALUES (1, 'email', 300, '{"to": "a@example.com"}', 5, $1, $2, $1),
               (2, 'email', 200, '{"to": "b@example.com"}', NULL, $1, $2, $1)`,
       [CREATED, RUN_AT],
@@ -29,7 +29,7 @@ describe('claim_job_batch: what a claim writes', () => {
 
   it("with p_start => true marks the jobs 'running' with started_at in the same statement", async () => {
     const { rows } = await db.client.query(
-      `SELECT * FROM claim_job_batch('worker-a', ARRAY['email'], 2, $1, p_start => true)`,
+      `SELECT * FROM job_queue.claim_job_batch('worker-a', ARRAY['email'], 2, $1, p_start => true)`,
       [T1],
     );
     expect(rows.map((row) => Number(row.id))).toEqual([1, 2]);
@@ -93,7 +93,7 @@ describe('claim_job_batch: what a claim writes', () => {
     ]);
 
     // From whatever attempts a job already had, not from a constant.
-    await db.client.query(`UPDATE jobs SET attempts = 41 WHERE id = 2`);
+    await db.client.query(`UPDATE job_queue.jobs SET attempts = 41 WHERE id = 2`);
     const fromHigher = await claim(db.client, 'worker-a', ['email'], 5, T3);
     expect(fromHigher).toMatchObject([{ id: 2, attempts: 42 }]);
   });

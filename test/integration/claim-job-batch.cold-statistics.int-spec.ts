@@ -13,7 +13,7 @@ describe('claim_job_batch on a backlog without statistics', () => {
     db = await createTestDatabase();
     client = await connect(db.url);
     await client.query(
-      `INSERT INTO jobs (job_type, priority, data)
+      `INSERT INTO job_queue.jobs (job_type, priority, data)
        SELECT 'noop', (i % 7) * 10, '{}' FROM generate_series(1, 50000) AS i`,
     );
   });
@@ -27,7 +27,7 @@ describe('claim_job_batch on a backlog without statistics', () => {
     const [{ analyzed }] = (
       await client.query(
         `SELECT last_analyze IS NULL AND last_autoanalyze IS NULL AS analyzed
-         FROM pg_stat_user_tables WHERE relname = 'jobs'`,
+         FROM pg_stat_user_tables WHERE schemaname = 'job_queue' AND relname = 'jobs'`,
       )
     ).rows;
     expect(analyzed).toBe(true); // i.e. never analyzed: the case under test
@@ -44,7 +44,7 @@ describe('claim_job_batch on a backlog without statistics', () => {
     await client.query('BEGIN');
     try {
       const { rows } = await client.query(
-        `SELECT * FROM claim_job_batch('w', ARRAY['noop'], 200, NULL, true)`,
+        `SELECT * FROM job_queue.claim_job_batch('w', ARRAY['noop'], 200, NULL, true)`,
       );
       expect(rows).toHaveLength(200);
       expect(rows.every((row: { priority: number }) => row.priority === 60)).toBe(true);

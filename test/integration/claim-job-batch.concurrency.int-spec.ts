@@ -18,9 +18,9 @@ describe('claim_job_batch: concurrent claimers (FOR UPDATE SKIP LOCKED)', () => 
 
   /** All pending job ids, after seeding `JOBS` pending jobs with mixed types and priorities. */
   const seed = async (): Promise<number[]> => {
-    await admin.query(`TRUNCATE jobs`);
+    await admin.query(`TRUNCATE job_queue.jobs`);
     const { rows } = await admin.query<{ id: string }>(
-      `INSERT INTO jobs (job_type, priority, created_at)
+      `INSERT INTO job_queue.jobs (job_type, priority, created_at)
        SELECT CASE WHEN g % 2 = 0 THEN 'email' ELSE 'report' END,
               100 + g % 7,
               now() - g * interval '1 second'
@@ -76,7 +76,7 @@ describe('claim_job_batch: concurrent claimers (FOR UPDATE SKIP LOCKED)', () => 
     expect(await countByStatus(admin)).toEqual({ claimed: JOBS });
     const { rows } = await admin.query(
       `SELECT worker_id, count(*)::int AS jobs, min(attempts) AS min, max(attempts) AS max
-       FROM jobs GROUP BY worker_id ORDER BY worker_id`,
+       FROM job_queue.jobs GROUP BY worker_id ORDER BY worker_id`,
     );
     expect(rows).toEqual([
       { worker_id: 'worker-1', jobs: 600, min: 1, max: 1 },
@@ -129,7 +129,7 @@ describe('claim_job_batch: concurrent claimers (FOR UPDATE SKIP LOCKED)', () => 
     // The table agrees: one claim each, by the worker that returned it.
     expect(await countByStatus(admin)).toEqual({ claimed: JOBS });
     const { rows } = await admin.query<{ worker_id: string; jobs: number; max: number }>(
-      `SELECT worker_id, count(*)::int AS jobs, max(attempts) AS max FROM jobs GROUP BY worker_id`,
+      `SELECT worker_id, count(*)::int AS jobs, max(attempts) AS max FROM job_queue.jobs GROUP BY worker_id`,
     );
     expect(rows.every((row) => row.max === 1)).toBe(true);
     expect(Object.fromEntries(rows.map((row) => [row.worker_id, row.jobs]))).toEqual(

@@ -37,16 +37,16 @@ describe('claim_job_batch: batch size, job types and order', () => {
   const db = useClaimTestDatabase();
 
   beforeEach(async () => {
-    await db.client.query(`TRUNCATE jobs`);
+    await db.client.query(`TRUNCATE job_queue.jobs`);
     for (const job of PENDING) {
       await db.client.query(
-        `INSERT INTO jobs (id, job_type, priority, created_at) VALUES ($1, $2, $3, $4)`,
+        `INSERT INTO job_queue.jobs (id, job_type, priority, created_at) VALUES ($1, $2, $3, $4)`,
         [job.id, job.type, job.priority, new Date(BASE + job.createdSec * 1000)],
       );
     }
     for (const job of NOT_PENDING) {
       await db.client.query(
-        `INSERT INTO jobs (id, job_type, priority, status, created_at) VALUES ($1, 'email', 1000, $2, $3)`,
+        `INSERT INTO job_queue.jobs (id, job_type, priority, status, created_at) VALUES ($1, 'email', 1000, $2, $3)`,
         [job.id, job.status, new Date(BASE)],
       );
     }
@@ -64,12 +64,16 @@ describe('claim_job_batch: batch size, job types and order', () => {
 
   it('returns at most p_batch_size rows', async () => {
     for (const size of [1, 2, 4]) {
-      await db.client.query(`UPDATE jobs SET status = 'pending', attempts = 0 WHERE id <= 12`);
+      await db.client.query(
+        `UPDATE job_queue.jobs SET status = 'pending', attempts = 0 WHERE id <= 12`,
+      );
       const rows = await claim(db.client, 'worker-1', ['email', 'report'], size);
       expect(idsOf(rows)).toEqual(EMAIL_AND_REPORT_ORDER.slice(0, size));
     }
     // More than there is: everything claimable, and no more.
-    await db.client.query(`UPDATE jobs SET status = 'pending', attempts = 0 WHERE id <= 12`);
+    await db.client.query(
+      `UPDATE job_queue.jobs SET status = 'pending', attempts = 0 WHERE id <= 12`,
+    );
     const all = await claim(db.client, 'worker-1', ['email', 'report'], 1000);
     expect(idsOf(all)).toEqual(EMAIL_AND_REPORT_ORDER);
   });
@@ -97,7 +101,7 @@ describe('claim_job_batch: batch size, job types and order', () => {
     expect(idsOf(rows).filter((id) => id > 12)).toEqual([]);
     expect(rows).toHaveLength(PENDING.length);
     const { rows: untouched } = await db.client.query(
-      `SELECT id::int, status, attempts, worker_id FROM jobs WHERE id > 12 ORDER BY id`,
+      `SELECT id::int, status, attempts, worker_id FROM job_queue.jobs WHERE id > 12 ORDER BY id`,
     );
     expect(untouched).toEqual(
       NOT_PENDING.map((job) => ({ id: job.id, status: job.status, attempts: 0, worker_id: null })),

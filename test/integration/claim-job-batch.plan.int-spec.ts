@@ -10,7 +10,7 @@ const TYPES = ['email', 'report'];
 
 /** Finished jobs of the very types being claimed, with spread priorities and ages. */
 const INSERT_FINISHED = `
-  INSERT INTO jobs (job_type, priority, status, created_at, run_at, completed_at, attempts)
+  INSERT INTO job_queue.jobs (job_type, priority, status, created_at, run_at, completed_at, attempts)
   SELECT CASE g % 3 WHEN 0 THEN 'email' WHEN 1 THEN 'report' ELSE 'other' END,
          g % 300,
          'completed',
@@ -20,7 +20,7 @@ const INSERT_FINISHED = `
          1
   FROM generate_series(1, $1::int) AS g`;
 const INSERT_PENDING = `
-  INSERT INTO jobs (job_type, priority, created_at)
+  INSERT INTO job_queue.jobs (job_type, priority, created_at)
   SELECT CASE g % 2 WHEN 0 THEN 'email' ELSE 'report' END, 50 + g % 100, now() - g * interval '1 ms'
   FROM generate_series(1, $1::int) AS g`;
 
@@ -118,7 +118,7 @@ function expectIndexOrderedClaim(planText: string): void {
   // Every scan of the claim index reads one type's head, by equality on job_type.
   const claimScans = nodes.filter((node) => /^Index Scan using jobs_claim_idx/.test(node.name));
   for (const scan of claimScans) {
-    expect(scan.details.join(' ')).toMatch(/Index Cond: \(\(?\(?job_type\)?::text = /);
+    expect(scan.details.join(' ')).toMatch(/Index Cond: \(\(?job_type = /);
   }
 }
 
@@ -138,9 +138,9 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     [client, freshClient] = await Promise.all([connect(big.url), connect(fresh.url)]);
     await client.query(INSERT_FINISHED, [FINISHED]);
     await client.query(INSERT_PENDING, [PENDING]);
-    await client.query(`ANALYZE jobs`);
+    await client.query(`ANALYZE job_queue.jobs`);
     await client.query(
-      `PREPARE claim_plan(varchar, varchar[], integer, timestamptz, boolean, integer[], integer[],
+      `PREPARE claim_plan(text, text[], integer, timestamptz, boolean, integer[], integer[],
                           integer[], integer[], float8[])
        AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
     );
@@ -153,7 +153,7 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
 
   it('holds the rows the test is about', async () => {
     const { rows } = await client.query(
-      `SELECT status, count(*)::int AS count FROM jobs GROUP BY status ORDER BY status`,
+      `SELECT status, count(*)::int AS count FROM job_queue.jobs GROUP BY status ORDER BY status`,
     );
     expect(rows).toEqual([
       { status: 'completed', count: FINISHED },
@@ -242,16 +242,16 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
   it('keeps that plan with nothing but one type’s analyzed backlog (a worker’s queue)', async () => {
     // The update once hashed the whole table: with only pending rows, a seq scan looked cheap.
     await freshClient.query(
-      `INSERT INTO jobs (job_type) SELECT 'backlog' FROM generate_series(1, 50000)`,
+      `INSERT INTO job_queue.jobs (job_type) SELECT 'backlog' FROM generate_series(1, 50000)`,
     );
-    await freshClient.query(`ANALYZE jobs`);
+    await freshClient.query(`ANALYZE job_queue.jobs`);
     try {
       const plans = await plansInside(freshClient, ['backlog'], 50);
       expect(plans).toHaveLength(10);
       plans.forEach(expectIndexOrderedClaim);
     } finally {
-      await freshClient.query(`DELETE FROM jobs`);
-      await freshClient.query(`ANALYZE jobs`);
+      await freshClient.query(`DELETE FROM job_queue.jobs`);
+      await freshClient.query(`ANALYZE job_queue.jobs`);
     }
   });
 
@@ -259,7 +259,10 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
     // Enough pending jobs for 200 x 10 in both tables, same types and priorities.
     await client.query(INSERT_PENDING, [2_000]);
     await freshClient.query(INSERT_PENDING, [PENDING + 2_000]);
-    await Promise.all([client.query(`ANALYZE jobs`), freshClient.query(`ANALYZE jobs`)]);
+    await Promise.all([
+      client.query(`ANALYZE job_queue.jobs`),
+      freshClient.query(`ANALYZE job_queue.jobs`),
+    ]);
     // Time the claim, not the WAL flush each autocommit would otherwise wait for.
     await Promise.all(
       [client, freshClient].map((target) => target.query(`SET synchronous_commit = off`)),

@@ -9,13 +9,13 @@ describe('claim_job_batch: run_at', () => {
 
   const insert = async (id: number, priority: number, runAt: Date): Promise<void> => {
     await db.client.query(
-      `INSERT INTO jobs (id, job_type, priority, run_at, created_at) VALUES ($1, 'email', $2, $3, $4)`,
+      `INSERT INTO job_queue.jobs (id, job_type, priority, run_at, created_at) VALUES ($1, 'email', $2, $3, $4)`,
       [id, priority, runAt, new Date('2031-01-01T00:00:00Z')],
     );
   };
 
   beforeEach(async () => {
-    await db.client.query(`TRUNCATE jobs`);
+    await db.client.query(`TRUNCATE job_queue.jobs`);
   });
 
   it('never claims a job whose run_at is after p_now, and claims it once p_now reaches run_at', async () => {
@@ -44,7 +44,7 @@ describe('claim_job_batch: run_at', () => {
 
   it("without p_now, uses the transaction's now()", async () => {
     await db.client.query(
-      `INSERT INTO jobs (id, job_type, run_at) VALUES
+      `INSERT INTO job_queue.jobs (id, job_type, run_at) VALUES
          (1, 'email', now() + interval '1 hour'),
          (2, 'email', now() - interval '1 second')`,
     );
@@ -66,7 +66,9 @@ describe('claim_job_batch: run_at', () => {
     // As text: a JS Date would drop the microseconds and land just before run_at.
     const {
       rows: [{ run_at: runAt }],
-    } = await db.client.query<{ run_at: string }>(`SELECT run_at::text FROM jobs WHERE id = 1`);
+    } = await db.client.query<{ run_at: string }>(
+      `SELECT run_at::text FROM job_queue.jobs WHERE id = 1`,
+    );
     expect(idsOf(await claim(db.client, 'w', ['email'], 10, runAt))).toEqual([1]);
   });
 });

@@ -61,13 +61,12 @@ export async function claim(
 ): Promise<ClaimedJobRow[]> {
   const { rows } =
     now === undefined
-      ? await client.query(`SELECT * FROM claim_job_batch($1::varchar, $2::varchar[], $3::int)`, [
-          workerId,
-          jobTypes,
-          batchSize,
-        ])
+      ? await client.query(
+          `SELECT * FROM job_queue.claim_job_batch($1::text, $2::text[], $3::int)`,
+          [workerId, jobTypes, batchSize],
+        )
       : await client.query(
-          `SELECT * FROM claim_job_batch($1::varchar, $2::varchar[], $3::int, $4::timestamptz)`,
+          `SELECT * FROM job_queue.claim_job_batch($1::text, $2::text[], $3::int, $4::timestamptz)`,
           [workerId, jobTypes, batchSize, now],
         );
   return rows.map((row) => ({ ...row, id: Number(row.id) }));
@@ -78,7 +77,7 @@ export const idsOf = (rows: Array<{ id: number }>): number[] => rows.map((row) =
 /** Reads jobs back by id, in id order. */
 export async function jobsById(client: ClientBase, ids: number[]): Promise<ClaimedJobRow[]> {
   const { rows } = await client.query(
-    `SELECT * FROM jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
+    `SELECT * FROM job_queue.jobs WHERE id = ANY($1::bigint[]) ORDER BY id`,
     [ids],
   );
   return rows.map((row) => ({ ...row, id: Number(row.id) }));
@@ -86,7 +85,7 @@ export async function jobsById(client: ClientBase, ids: number[]): Promise<Claim
 
 export async function countByStatus(client: ClientBase): Promise<Record<string, number>> {
   const { rows } = await client.query<{ status: string; count: number }>(
-    `SELECT status, count(*)::int AS count FROM jobs GROUP BY status`,
+    `SELECT status, count(*)::int AS count FROM job_queue.jobs GROUP BY status`,
   );
   return Object.fromEntries(rows.map((row) => [row.status, row.count]));
 }

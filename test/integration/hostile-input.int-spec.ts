@@ -11,7 +11,7 @@ describe('hostile input', () => {
   const app = useQueueTestingModule();
 
   const snapshot = async () =>
-    app.dataSource.query(`SELECT id, job_type, status, data FROM jobs ORDER BY id`);
+    app.dataSource.query(`SELECT id, job_type, status, data FROM job_queue.jobs ORDER BY id`);
 
   it.each([
     [`it's "quoted"`],
@@ -80,7 +80,7 @@ describe('migrations run by two processes at once', () => {
       expect(count).toBe(jobQueueMigrations.length);
       expect(await sources[0].runMigrations()).toEqual([]);
       const [{ claimable }] = await sources[0].query(
-        `SELECT count(*)::int AS claimable FROM claim_job_batch('w', ARRAY['t'], 1)`,
+        `SELECT count(*)::int AS claimable FROM job_queue.claim_job_batch('w', ARRAY['t'], 1)`,
       );
       expect(claimable).toBe(0);
     } finally {

@@ -69,7 +69,7 @@ describe('JobQueueModule registration', () => {
     const job = await queue.enqueue('registration', { ok: true });
     const [row] = await module
       .get(DataSource)
-      .query(`SELECT job_type, data FROM jobs WHERE id = $1`, [job.id]);
+      .query(`SELECT job_type, data FROM job_queue.jobs WHERE id = $1`, [job.id]);
     expect(row).toEqual({ job_type: 'registration', data: { ok: true } });
 
     await expect(queue.enqueue('registration', 'x'.repeat(payloadLimit))).rejects.toMatchObject({
@@ -248,9 +248,10 @@ describe('JobQueueModule registration', () => {
 
     const countIn = async (dataSource: DataSource, jobType: string): Promise<number> =>
       (
-        await dataSource.query(`SELECT count(*)::int AS count FROM jobs WHERE job_type = $1`, [
-          jobType,
-        ])
+        await dataSource.query(
+          `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type = $1`,
+          [jobType],
+        )
       )[0].count;
 
     it('enqueues through the named one, not the default one', async () => {

@@ -41,7 +41,7 @@ describe('QueueService: bad input', () => {
     smallQueue = smallApp.queue;
     for (const status of Object.values(JobStatus)) {
       jobs[status] = await queue.enqueue('seeded', { status });
-      await dataSource.query(`UPDATE jobs SET status = $2 WHERE id = $1`, [
+      await dataSource.query(`UPDATE job_queue.jobs SET status = $2 WHERE id = $1`, [
         jobs[status]!.id,
         status,
       ]);
@@ -57,9 +57,9 @@ describe('QueueService: bad input', () => {
   /** A digest of every column of every row, and the id sequence: any write would show. */
   const snapshot = async (): Promise<unknown> => {
     const [row] = await dataSource.query(
-      `SELECT (SELECT coalesce(jsonb_object_agg(id, md5(to_jsonb(j)::text)), '{}') FROM jobs j)
+      `SELECT (SELECT coalesce(jsonb_object_agg(id, md5(to_jsonb(j)::text)), '{}') FROM job_queue.jobs j)
                 AS rows,
-              (SELECT last_value FROM jobs_id_seq) AS last_id`,
+              (SELECT last_value FROM job_queue.jobs_id_seq) AS last_id`,
     );
     return row;
   };
@@ -167,7 +167,7 @@ describe('QueueService: bad input', () => {
 
       const exact = await queue.enqueue('payload', 'x'.repeat(ONE_MB - 2));
       const [{ bytes }] = await dataSource.query(
-        `SELECT octet_length(data::text) AS bytes FROM jobs WHERE id = $1`,
+        `SELECT octet_length(data::text) AS bytes FROM job_queue.jobs WHERE id = $1`,
         [exact.id],
       );
       expect(bytes).toBe(ONE_MB);
@@ -259,7 +259,7 @@ describe('QueueService: bad input', () => {
         field,
       );
       const [{ count }] = await dataSource.query(
-        `SELECT count(*)::int AS count FROM jobs WHERE job_type = 'many_good'`,
+        `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type = 'many_good'`,
       );
       expect(count).toBe(0);
     });
@@ -362,7 +362,7 @@ describe('QueueService: bad input', () => {
 
     it('retry of a failed job whose unique key another unfinished job now holds', async () => {
       const old = await queue.enqueue('keyed', { n: 1 }, { uniqueKey: 'retry-held' });
-      await dataSource.query(`UPDATE jobs SET status = 'failed' WHERE id = $1`, [old.id]);
+      await dataSource.query(`UPDATE job_queue.jobs SET status = 'failed' WHERE id = $1`, [old.id]);
       await queue.enqueue('keyed', { n: 2 }, { uniqueKey: 'retry-held' });
 
       await expectRejectedUnchanged(() => queue.retry(old.id), JobStateConflictError, {

@@ -35,7 +35,9 @@ describe('QueueService: enqueueMany batch caps', () => {
   });
 
   const count = async (): Promise<number> => {
-    const [row] = await defaults.dataSource.query(`SELECT count(*)::int AS count FROM jobs`);
+    const [row] = await defaults.dataSource.query(
+      `SELECT count(*)::int AS count FROM job_queue.jobs`,
+    );
     return row.count;
   };
 

@@ -22,7 +22,7 @@ const payload = (extra: Record<string, unknown> = {}) => ({ note: SECRET, ...ext
  */
 describe('QueueService: a statement the database refuses', () => {
   const count = async (): Promise<number> => {
-    const [row] = await app.dataSource.query(`SELECT count(*)::int AS count FROM jobs`);
+    const [row] = await app.dataSource.query(`SELECT count(*)::int AS count FROM job_queue.jobs`);
     return row.count;
   };
 
@@ -33,7 +33,7 @@ describe('QueueService: a statement the database refuses', () => {
       BEGIN
         RAISE EXCEPTION 'refused job: %', NEW.data USING DETAIL = NEW.data::text;
       END $$;
-      CREATE TRIGGER refuse_with_payload BEFORE INSERT ON jobs
+      CREATE TRIGGER refuse_with_payload BEFORE INSERT ON job_queue.jobs
         FOR EACH ROW WHEN (NEW.job_type = 'refused') EXECUTE FUNCTION refuse_with_payload();`);
   });
 
@@ -64,7 +64,7 @@ describe('QueueService: a statement the database refuses', () => {
     );
     expectDatabaseError(error, 'P0001');
     const [{ count }] = await app.dataSource.query(
-      `SELECT count(*)::int AS count FROM jobs WHERE job_type IN ('ok', 'refused')`,
+      `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type IN ('ok', 'refused')`,
     );
     expect(count).toBe(0);
   });
@@ -85,7 +85,7 @@ describe('QueueService: a statement the database refuses', () => {
     await locker.connect();
     try {
       await locker.startTransaction();
-      await locker.query(`LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE`);
+      await locker.query(`LOCK TABLE job_queue.jobs IN ACCESS EXCLUSIVE MODE`);
       const lost = rejection(() =>
         app.queue.enqueueMany([
           { type: 'lost', data: payload({ n: 1 }) },
@@ -98,7 +98,7 @@ describe('QueueService: a statement the database refuses', () => {
           const rows = await app.dataSource.query(
             `SELECT pid FROM pg_stat_activity
               WHERE datname = current_database() AND wait_event_type = 'Lock'
-                AND query LIKE '%INSERT INTO jobs%'`,
+                AND query LIKE '%INSERT INTO "job_queue".jobs%'`,
           );
           return rows[0]?.pid as number | undefined;
         },
@@ -118,16 +118,20 @@ describe('QueueService: a statement the database refuses', () => {
 describe('QueueService: retry of two finished jobs that share a unique key, at once', () => {
   it('the loser gets JobStateConflictError and its row stays as it was', async () => {
     const first = await app.queue.enqueue('race', payload(), { uniqueKey: 'race-key' });
-    await app.dataSource.query(`UPDATE jobs SET status = 'failed' WHERE id = $1`, [first.id]);
+    await app.dataSource.query(`UPDATE job_queue.jobs SET status = 'failed' WHERE id = $1`, [
+      first.id,
+    ]);
     const second = await app.queue.enqueue('race', payload(), { uniqueKey: 'race-key' });
-    await app.dataSource.query(`UPDATE jobs SET status = 'cancelled' WHERE id = $1`, [second.id]);
+    await app.dataSource.query(`UPDATE job_queue.jobs SET status = 'cancelled' WHERE id = $1`, [
+      second.id,
+    ]);
 
     // The winner: the first job's retry, committed only once the second one waits on it.
     const winner = app.dataSource.createQueryRunner();
     await winner.connect();
     try {
       await winner.startTransaction();
-      await winner.query(`UPDATE jobs SET status = 'pending' WHERE id = $1`, [first.id]);
+      await winner.query(`UPDATE job_queue.jobs SET status = 'pending' WHERE id = $1`, [first.id]);
       const loser = rejection(() => app.queue.retry(second.id));
       await waitFor(
         async () => {

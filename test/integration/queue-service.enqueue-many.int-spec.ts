@@ -28,7 +28,7 @@ describe('QueueService.enqueueMany', () => {
     const { result: jobs, queries } = await counted(() => app.queue.enqueueMany(items));
 
     expect(queries).toHaveLength(1);
-    expect(queries[0]).toMatch(/INSERT INTO jobs/);
+    expect(queries[0]).toMatch(/INSERT INTO "job_queue"\.jobs/);
     expect(jobs).toHaveLength(10_000);
     expect(jobs.every((job) => job instanceof Job)).toBe(true);
     expect(jobs.map((job) => job.data)).toEqual(items.map((item) => item.data));
@@ -39,13 +39,13 @@ describe('QueueService.enqueueMany', () => {
 
     const [{ count, distinct_seq }] = await app.dataSource.query(
       `SELECT count(*)::int AS count, count(DISTINCT (data->>'seq'))::int AS distinct_seq
-       FROM jobs WHERE job_type IN ('bulk_even', 'bulk_odd')`,
+       FROM job_queue.jobs WHERE job_type IN ('bulk_even', 'bulk_odd')`,
     );
     expect({ count, distinct_seq }).toEqual({ count: 10_000, distinct_seq: 10_000 });
 
     // Every returned job is the row stored under its id.
     const stored: Array<{ id: string; seq: number }> = await app.dataSource.query(
-      `SELECT id, (data->>'seq')::int AS seq FROM jobs WHERE job_type IN ('bulk_even', 'bulk_odd')`,
+      `SELECT id, (data->>'seq')::int AS seq FROM job_queue.jobs WHERE job_type IN ('bulk_even', 'bulk_odd')`,
     );
     const seqById = new Map(stored.map((row) => [row.id, row.seq]));
     expect(jobs.map((job) => seqById.get(job.id))).toEqual(items.map((item) => item.data.seq));
@@ -106,7 +106,7 @@ describe('QueueService.enqueueMany', () => {
     expect(jobs.map((job) => job.data)).toEqual(['first', 'no key', 'first', 'other key', 'first']);
 
     const [{ count }] = await app.dataSource.query(
-      `SELECT count(*)::int AS count FROM jobs WHERE job_type = 'bulk_unique'`,
+      `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type = 'bulk_unique'`,
     );
     expect(count).toBe(3);
   });

@@ -4,11 +4,11 @@ import { useQueueTestingModule } from '../support/test-app';
 describe('QueueService: management API', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
 
   /** Sets columns by SQL, as a worker (or time passing) would. */
   const update = (id: string, assignments: string): Promise<unknown> =>
-    app.dataSource.query(`UPDATE jobs SET ${assignments} WHERE id = $1`, [id]);
+    app.dataSource.query(`UPDATE job_queue.jobs SET ${assignments} WHERE id = $1`, [id]);
 
   const dbNow = async (): Promise<Date> =>
     (await app.dataSource.query(`SELECT now() AS now`))[0].now;
@@ -69,7 +69,7 @@ describe('QueueService: management API', () => {
       const job = await app.queue.enqueue('delayed', {}, { delayMs: 90_000 });
       expect(job.runAt.getTime() - job.createdAt.getTime()).toBe(90_000);
       const [{ future }] = await app.dataSource.query(
-        `SELECT run_at > now() + interval '80 seconds' AS future FROM jobs WHERE id = $1`,
+        `SELECT run_at > now() + interval '80 seconds' AS future FROM job_queue.jobs WHERE id = $1`,
         [job.id],
       );
       expect(future).toBe(true);
@@ -80,7 +80,7 @@ describe('QueueService: management API', () => {
       const job = await app.queue.enqueue('scheduled', {}, { runAt });
       expect((await app.queue.getJob(job.id)).runAt.getTime()).toBe(runAt.getTime());
       const [{ future }] = await app.dataSource.query(
-        `SELECT run_at > now() + interval '23 hours' AS future FROM jobs WHERE id = $1`,
+        `SELECT run_at > now() + interval '23 hours' AS future FROM job_queue.jobs WHERE id = $1`,
         [job.id],
       );
       expect(future).toBe(true);
@@ -89,9 +89,10 @@ describe('QueueService: management API', () => {
     it('a delayed job is not claimable until run_at, then it is', async () => {
       const delayed = await app.queue.enqueue('claim_me', {}, { delayMs: 60_000 });
       const claim = (at: Date): Promise<Array<{ id: string }>> =>
-        app.dataSource.query(`SELECT id FROM claim_job_batch('w', ARRAY['claim_me'], 10, $1)`, [
-          at,
-        ]);
+        app.dataSource.query(
+          `SELECT id FROM job_queue.claim_job_batch('w', ARRAY['claim_me'], 10, $1)`,
+          [at],
+        );
 
       // (Dates hold milliseconds, run_at microseconds: step 1 ms either side.)
       expect(await claim(new Date(delayed.runAt.getTime() - 1))).toEqual([]);

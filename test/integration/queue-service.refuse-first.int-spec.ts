@@ -36,10 +36,10 @@ describe('QueueService: refuse first, and no payload in errors', () => {
   /** Row count and the id sequence: any insert, even a rolled back one, would show. */
   const written = async (): Promise<unknown> => {
     const [row] = await app.dataSource.query(
-      `SELECT (SELECT count(*)::int FROM jobs) AS rows,
-              (SELECT md5(coalesce(string_agg(to_jsonb(j)::text, ',' ORDER BY id), '')) FROM jobs j)
+      `SELECT (SELECT count(*)::int FROM job_queue.jobs) AS rows,
+              (SELECT md5(coalesce(string_agg(to_jsonb(j)::text, ',' ORDER BY id), '')) FROM job_queue.jobs j)
                 AS digest,
-              (SELECT last_value FROM jobs_id_seq) AS last_id`,
+              (SELECT last_value FROM job_queue.jobs_id_seq) AS last_id`,
     );
     return row;
   };
@@ -192,12 +192,12 @@ describe('QueueService: refuse first, and no payload in errors', () => {
       const job = await queue.enqueue('far', {}, { runAt });
       expect(job.runAt.getTime()).toBe(exact);
       const [{ text }] = await app.dataSource.query(
-        `SELECT (extract(epoch FROM run_at) * 1000)::bigint::text AS text FROM jobs WHERE id = $1`,
+        `SELECT (extract(epoch FROM run_at) * 1000)::bigint::text AS text FROM job_queue.jobs WHERE id = $1`,
         [job.id],
       );
       expect(Number(text)).toBe(exact);
       expect((await queue.getJob(job.id)).runAt.getTime()).toBe(exact);
-      await app.dataSource.query(`DELETE FROM jobs WHERE id = $1`, [job.id]);
+      await app.dataSource.query(`DELETE FROM job_queue.jobs WHERE id = $1`, [job.id]);
     });
 
     it('takes the longest delayMs (run_at stays in range)', async () => {

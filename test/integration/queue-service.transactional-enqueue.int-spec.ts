@@ -8,9 +8,10 @@ describe('QueueService: enqueue inside the caller transaction (`manager`)', () =
 
   const countByType = async (jobType: string): Promise<number> =>
     (
-      await app.dataSource.query(`SELECT count(*)::int AS count FROM jobs WHERE job_type = $1`, [
-        jobType,
-      ])
+      await app.dataSource.query(
+        `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type = $1`,
+        [jobType],
+      )
     )[0].count;
 
   it('a job enqueued in a rolled-back transaction does not exist afterwards', async () => {
@@ -19,7 +20,9 @@ describe('QueueService: enqueue inside the caller transaction (`manager`)', () =
       app.dataSource.transaction(async (manager) => {
         enqueued = await app.queue.enqueue('tx_rollback', { n: 1 }, { manager });
         // The transaction itself sees its job.
-        const [row] = await manager.query(`SELECT status FROM jobs WHERE id = $1`, [enqueued.id]);
+        const [row] = await manager.query(`SELECT status FROM job_queue.jobs WHERE id = $1`, [
+          enqueued.id,
+        ]);
         expect(row).toEqual({ status: 'pending' });
         throw new Rollback();
       }),

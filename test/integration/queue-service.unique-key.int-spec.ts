@@ -5,10 +5,13 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
   const app = useQueueTestingModule();
 
   const rowsWithKey = async (key: string): Promise<Array<{ id: string; status: string }>> =>
-    app.dataSource.query(`SELECT id, status FROM jobs WHERE unique_key = $1 ORDER BY id`, [key]);
+    app.dataSource.query(
+      `SELECT id, status FROM job_queue.jobs WHERE unique_key = $1 ORDER BY id`,
+      [key],
+    );
 
   const setStatus = (id: string, status: JobStatus): Promise<unknown> =>
-    app.dataSource.query(`UPDATE jobs SET status = $2 WHERE id = $1`, [id, status]);
+    app.dataSource.query(`UPDATE job_queue.jobs SET status = $2 WHERE id = $1`, [id, status]);
 
   it('a duplicate while the first is unfinished returns the first job, unchanged', async () => {
     const first = await app.queue.enqueue('report', { month: '2026-11' }, { uniqueKey: 'dup-1' });

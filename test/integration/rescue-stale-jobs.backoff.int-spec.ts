@@ -1,3 +1,4 @@
+import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { rescueStaleJobs } from '../../libs/job-queue/src/sql/rescue-stale-jobs.query';
 import { retryDelayMs } from '../../libs/job-queue/src/worker/retry-policy';
 import { useQueueTestingModule } from '../support/test-app';
@@ -23,7 +24,7 @@ interface Rescued {
 describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
 
   /** Held rows whose lease expired an hour ago, `SAMPLES` per attempt count, with `policy`. */
   async function staleRows(
@@ -31,7 +32,7 @@ describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
     maxAttempts: number | null,
   ): Promise<void> {
     await app.dataSource.query(
-      `INSERT INTO jobs (job_type, status, worker_id, attempts, max_attempts, run_token,
+      `INSERT INTO job_queue.jobs (job_type, status, worker_id, attempts, max_attempts, run_token,
                          backoff_base_ms, backoff_max_ms, backoff_jitter, claimed_at, heartbeat_at)
        SELECT 'stale', 'running', 'gone', a, $2, a, $3, $4, $5,
               now() - interval '1 hour', now() - interval '1 hour'
@@ -48,12 +49,12 @@ describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
   }
 
   async function rescue(): Promise<Rescued[]> {
-    const rescued = await rescueStaleJobs(app.dataSource, 60_000, FALLBACK);
+    const rescued = await rescueStaleJobs(app.dataSource, DEFAULT_SCHEMA, 60_000, FALLBACK);
     expect(rescued).toHaveLength(ATTEMPTS.length * SAMPLES);
     return app.dataSource.query(
       `SELECT attempts, status,
               (extract(epoch FROM run_at - updated_at) * 1000)::float8 AS delay_ms
-       FROM jobs ORDER BY attempts, id`,
+       FROM job_queue.jobs ORDER BY attempts, id`,
     );
   }
 

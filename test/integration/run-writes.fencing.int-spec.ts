@@ -1,3 +1,4 @@
+import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { finishJobs, JobOutcome } from '../../libs/job-queue/src/sql/finish-jobs.query';
 import { heartbeatJobs } from '../../libs/job-queue/src/sql/heartbeat-jobs.query';
 import { updateRunProgress } from '../../libs/job-queue/src/sql/update-progress.query';
@@ -17,7 +18,7 @@ describe('writes of a run are fenced by its token', () => {
   /** A job held by `WORKER`, its current run's token `token`, in `status`. */
   async function heldJob(token: number, status = 'running'): Promise<string> {
     const [{ id }] = await app.dataSource.query(
-      `INSERT INTO jobs (job_type, status, worker_id, attempts, run_token, claimed_at,
+      `INSERT INTO job_queue.jobs (job_type, status, worker_id, attempts, run_token, claimed_at,
                          heartbeat_at, progress, current_stage)
        VALUES ('fenced', $1, $2, 1, $3, now() - interval '1 minute',
                now() - interval '1 minute', 5, 'before')
@@ -32,7 +33,7 @@ describe('writes of a run are fenced by its token', () => {
       await app.dataSource.query(
         `SELECT status, progress, current_stage, result, heartbeat_at > now() - interval '5 seconds'
                 AS renewed
-         FROM jobs WHERE id = $1`,
+         FROM job_queue.jobs WHERE id = $1`,
         [id],
       )
     )[0];
@@ -51,15 +52,15 @@ describe('writes of a run are fenced by its token', () => {
 
   it('completes only with the current run’s outcome, and names the superseded ones', async () => {
     const id = await heldJob(2);
-    expect(await finishJobs(app.dataSource, WORKER, [outcome(id, 1)])).toEqual([
+    expect(await finishJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [outcome(id, 1)])).toEqual([
       { id, run_token: 1 },
     ]);
     expect(await row(id)).toMatchObject({ status: 'running', result: null });
 
     // Both runs' outcomes in one batch: only the current one lands.
-    expect(await finishJobs(app.dataSource, WORKER, [outcome(id, 1), outcome(id, 2)])).toEqual([
-      { id, run_token: 1 },
-    ]);
+    expect(
+      await finishJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [outcome(id, 1), outcome(id, 2)]),
+    ).toEqual([{ id, run_token: 1 }]);
     expect(await row(id)).toMatchObject({ status: 'completed', result: { run: 2 } });
   });
 
@@ -73,32 +74,36 @@ describe('writes of a run are fenced by its token', () => {
       progress: 99,
       stage: 'late',
     });
-    expect(await finishJobs(app.dataSource, WORKER, [retry])).toEqual([{ id, run_token: 1 }]);
+    expect(await finishJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [retry])).toEqual([
+      { id, run_token: 1 },
+    ]);
     expect(await row(id)).toMatchObject({
       status: 'running',
       progress: 5,
       current_stage: 'before',
     });
-    expect(await finishJobs(app.dataSource, WORKER, [{ ...retry, runToken: 2 }])).toEqual([]);
+    expect(
+      await finishJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [{ ...retry, runToken: 2 }]),
+    ).toEqual([]);
     expect(await row(id)).toMatchObject({ status: 'pending', progress: 99, current_stage: 'late' });
   });
 
   it('writes the progress of the current run only, and of none once the job is not held', async () => {
     const id = await heldJob(2);
-    expect(await updateRunProgress(app.dataSource, id, 1, 50, 'run 1')).toBe(false);
+    expect(await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 1, 50, 'run 1')).toBe(false);
     expect(await row(id)).toMatchObject({ progress: 5, current_stage: 'before' });
-    expect(await updateRunProgress(app.dataSource, id, 2, 60, 'run 2')).toBe(true);
+    expect(await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 2, 60, 'run 2')).toBe(true);
     expect(await row(id)).toMatchObject({ progress: 60, current_stage: 'run 2' });
 
     await app.queue.cancel(id);
-    expect(await updateRunProgress(app.dataSource, id, 2, 70, 'run 2')).toBe(false);
+    expect(await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 2, 70, 'run 2')).toBe(false);
     expect(await row(id)).toMatchObject({ status: 'cancelled', progress: 60 });
   });
 
   it('renews the lease of the current run only, and answers with the runs still held', async () => {
     const current = await heldJob(2);
     const cancelled = await heldJob(1, 'cancelled');
-    const held = await heartbeatJobs(app.dataSource, WORKER, [
+    const held = await heartbeatJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [
       { id: current, token: 1 },
       { id: current, token: 2 },
       { id: cancelled, token: 1 },

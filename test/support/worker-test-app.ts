@@ -94,7 +94,7 @@ export async function assertNoWorkerLeftRunning(url: string): Promise<void> {
   let held: Array<{ id: string; status: string; worker_id: string | null }>;
   try {
     ({ rows: held } = await client.query(
-      `SELECT id, status, worker_id FROM jobs WHERE status IN ('claimed', 'running') ORDER BY id`,
+      `SELECT id, status, worker_id FROM job_queue.jobs WHERE status IN ('claimed', 'running') ORDER BY id`,
     ));
   } finally {
     await client.end();

@@ -20,6 +20,7 @@ describe('resolveJobQueueOptions', () => {
     const resolved = resolveJobQueueOptions();
     expect(resolved).toEqual({
       dataSource: undefined,
+      schema: 'job_queue',
       workerId: expect.any(String),
       worker: {
         concurrency: 10,
@@ -175,6 +176,16 @@ describe('resolveJobQueueOptions', () => {
       '2147483648',
     ],
     ['options not an object', 'fast', 'options', `'fast'`],
+    ['schema with a capital', { schema: 'Queue' }, 'schema', `'Queue'`],
+    ['schema needing quotes', { schema: 'job"queue' }, 'schema', 'job"queue'],
+    ['schema qualified', { schema: 'a.b' }, 'schema', `'a.b'`],
+    ['schema starting with a digit', { schema: '1q' }, 'schema', `'1q'`],
+    ['schema empty', { schema: '' }, 'schema', `''`],
+    ['schema of 50 characters', { schema: 'q'.repeat(50) }, 'schema', 'qqq'],
+    ['schema public', { schema: 'public' }, 'schema', "'public'"],
+    ['schema pg_catalog', { schema: 'pg_catalog' }, 'schema', "'pg_catalog'"],
+    ['schema information_schema', { schema: 'information_schema' }, 'schema', 'information'],
+    ['schema not a string', { schema: 5 }, 'schema', ': 5.'],
   ])('refuses %s', (_, options, option, shown) => {
     const error = resolveError(options);
     expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
@@ -185,9 +196,14 @@ describe('resolveJobQueueOptions', () => {
     expect(error.message).toContain(shown);
   });
 
+  it('keeps a schema name that needs no quoting, up to 49 characters', () => {
+    expect(resolveJobQueueOptions({ schema: 'billing_queue2' }).schema).toBe('billing_queue2');
+    expect(resolveJobQueueOptions({ schema: `_${'q'.repeat(48)}` }).schema).toHaveLength(49);
+  });
+
   it('lists the known options when a key is unknown', () => {
     expect(resolveError({ workr: {} }).message).toMatch(
-      /Known options: dataSource, workerId, worker,/,
+      /Known options: dataSource, schema, workerId, worker,/,
     );
     expect(resolveError({ worker: { concurency: 2 } }).message).toContain(
       'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen, autoStart.',

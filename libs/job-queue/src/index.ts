@@ -13,7 +13,7 @@ export type {
   JobQueueWorkerOptions,
 } from './interfaces/job-queue-options.interface';
 export type { BackoffOptions } from './interfaces/backoff-options.interface';
-export { jobQueueMigrations } from './migrations';
+export { jobQueueMigrations, jobQueueMigrationsFor } from './migrations';
 
 // The worker: starts by itself unless worker.autoStart is false
 export { JobWorker } from './worker/job-worker';

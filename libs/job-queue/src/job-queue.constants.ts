@@ -1,10 +1,17 @@
 /** Metadata key under which `@JobHandler` records its type and options. */
 export const JOB_HANDLER_METADATA = 'job-queue:handler';
 
-/** Channel the `jobs` insert trigger notifies (see the CreateJobsTable migration). */
-export const JOBS_INSERTED_CHANNEL = 'job_queue_jobs_inserted';
-/** Channel `cancel()` notifies with `<job id>:<run token>` of the run it cancels. */
-export const JOBS_CANCELLED_CHANNEL = 'job_queue_job_cancelled';
+/**
+ * The schema the queue's objects live in unless the `schema` option names another: a schema of
+ * the queue's own, so nothing it runs resolves a name in `public` (see sql/queue-schema.ts).
+ */
+export const DEFAULT_SCHEMA = 'job_queue';
+/**
+ * What a `schema` option may be: a lowercase identifier that needs no quoting, at most 49
+ * characters so that the LISTEN channels named after it (`<schema>_jobs_inserted`,
+ * `<schema>_job_cancelled`) fit PostgreSQL's 63-byte identifiers.
+ */
+export const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,48}$/;
 
 /** Token of the resolved, validated options (`ResolvedJobQueueOptions`). */
 export const RESOLVED_JOB_QUEUE_OPTIONS = Symbol('RESOLVED_JOB_QUEUE_OPTIONS');
@@ -43,7 +50,7 @@ export const DEFAULT_BACKOFF_BASE_MS = 1_000;
 export const DEFAULT_BACKOFF_MAX_MS = 60 * 60 * 1_000;
 export const DEFAULT_BACKOFF_JITTER = 0.2;
 
-/** Length limits of the varchar columns, checked before a write so errors name the field. */
+/** Length limits of the text columns (CHECKs), checked before a write so errors name the field. */
 export const MAX_JOB_TYPE_LENGTH = 255;
 export const MAX_UNIQUE_KEY_LENGTH = 255;
 export const MAX_STAGE_LENGTH = 255;

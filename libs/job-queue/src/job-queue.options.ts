@@ -16,10 +16,12 @@ import {
   DEFAULT_PROGRESS_THROTTLE_MS,
   DEFAULT_REAPER_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_SCHEMA,
   DEFAULT_STALE_AFTER_MS,
   MAX_BATCH_BYTES_LIMIT,
   MAX_JOB_TYPE_LENGTH,
   PG_INT_MAX,
+  SCHEMA_NAME_PATTERN,
 } from './job-queue.constants';
 import { INVALID_OPTION, UNKNOWN_OPTION } from './job-queue.messages';
 import { InvalidJobQueueOptionsError } from './errors';
@@ -49,6 +51,8 @@ export interface ResolvedWorkerOptions {
 /** Every option filled in and checked: what the rest of the library reads. */
 export interface ResolvedJobQueueOptions {
   dataSource: string | undefined;
+  /** The queue's schema, checked by `schemaOption`. */
+  schema: string;
   workerId: string;
   worker: ResolvedWorkerOptions | false;
   staleAfterMs: number;
@@ -68,6 +72,7 @@ export interface ResolvedJobQueueOptions {
 
 const MODULE_KEYS = [
   'dataSource',
+  'schema',
   'workerId',
   'worker',
   'staleAfterMs',
@@ -149,6 +154,27 @@ function stringOption(option: string, value: unknown, maxLength: number): string
   return value;
 }
 
+/**
+ * The queue's schema: an identifier that needs no quoting (`SCHEMA_NAME_PATTERN`), and neither a
+ * system schema nor `public`, where other roles may be allowed to create objects. Shared with
+ * `jobQueueMigrationsFor`, so a migration and the module refuse the same names alike.
+ */
+export function schemaOption(value: unknown): string {
+  if (value === undefined) return DEFAULT_SCHEMA;
+  if (typeof value !== 'string' || !SCHEMA_NAME_PATTERN.test(value)) {
+    fail(
+      'schema',
+      value,
+      'a schema name of lowercase letters, digits and _, not starting with a digit, ' +
+        'at most 49 characters',
+    );
+  }
+  if (value === 'public' || value === 'information_schema' || value.startsWith('pg_')) {
+    fail('schema', value, "a schema of the queue's own, not public or a system schema");
+  }
+  return value;
+}
+
 function defaultWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
@@ -226,6 +252,7 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
   }
   return {
     dataSource: stringOption('dataSource', raw.dataSource, 255),
+    schema: schemaOption(raw.schema),
     workerId: stringOption('workerId', raw.workerId, 255) ?? defaultWorkerId(),
     worker: resolveWorker(raw.worker),
     staleAfterMs,

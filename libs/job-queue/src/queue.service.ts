@@ -129,7 +129,7 @@ export class QueueService {
   /** The job with this id; throws `JobNotFoundError` when there is none. */
   async getJob<T = unknown>(id: string | number): Promise<Job<T>> {
     const jobId = checkJobId('id', id);
-    const row = await getJobRow(this.db(), jobId);
+    const row = await getJobRow(this.db(), this.options.schema, jobId);
     if (!row) throw new JobNotFoundError(id);
     return toJob(row) as Job<T>;
   }
@@ -143,7 +143,7 @@ export class QueueService {
     const jobId = checkJobId('id', id);
     const pct = checkProgress('progress', progress);
     const currentStage = checkStage('stage', stage);
-    const row = await updateProgressRow(this.db(), jobId, pct, currentStage);
+    const row = await updateProgressRow(this.db(), this.options.schema, jobId, pct, currentStage);
     if (!row) throw await this.whyNot(jobId, 'given progress');
     return toJob(row);
   }
@@ -157,7 +157,7 @@ export class QueueService {
    */
   async cancel(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
-    const row = await cancelJobRow(this.db(), jobId);
+    const row = await cancelJobRow(this.db(), this.options.schema, jobId);
     if (!row) throw await this.whyNot(jobId, 'cancelled');
     return toJob(row);
   }
@@ -172,7 +172,7 @@ export class QueueService {
     const jobId = checkJobId('id', id);
     let row: JobRow | undefined;
     try {
-      row = await retryJobRow(this.db(), jobId);
+      row = await retryJobRow(this.db(), this.options.schema, jobId);
     } catch (error) {
       // Another job took the key between this statement's check and its write (two retries of
       // jobs sharing a key, at once): the same conflict as a key taken before.
@@ -189,7 +189,7 @@ export class QueueService {
   /** Counts of jobs by type and status (every status present, zeros included). */
   async stats(): Promise<JobQueueStats> {
     const stats: JobQueueStats = {};
-    for (const row of await jobStatsRows(this.db())) {
+    for (const row of await jobStatsRows(this.db(), this.options.schema)) {
       stats[row.job_type] ??= Object.fromEntries(
         Object.values(JobStatus).map((status) => [status, 0]),
       ) as JobStatusCounts;
@@ -201,7 +201,7 @@ export class QueueService {
   /** Claimed or running jobs whose row has not changed for `olderThanMs` (oldest first). */
   async findStale(olderThanMs: number): Promise<Job[]> {
     const ms = checkInteger('olderThanMs', olderThanMs, 0);
-    return (await findStaleJobRows(this.db(), ms)).map(toJob);
+    return (await findStaleJobRows(this.db(), this.options.schema, ms)).map(toJob);
   }
 
   private toInsertRow(
@@ -272,6 +272,7 @@ export class QueueService {
       }
       const inserted = await insertJobs(
         db,
+        this.options.schema,
         pending.map((index) => rows[index]),
       );
       inserted.forEach((job, position) => {
@@ -281,7 +282,10 @@ export class QueueService {
       if (pending.length === 0) break;
       const keys = [...new Set(pending.map((index) => rows[index].uniqueKey as string))];
       const holders = new Map(
-        (await findUnfinishedByUniqueKeys(db, keys)).map((row) => [row.unique_key, toJob(row)]),
+        (await findUnfinishedByUniqueKeys(db, this.options.schema, keys)).map((row) => [
+          row.unique_key,
+          toJob(row),
+        ]),
       );
       for (const index of pending) {
         const holder = holders.get(rows[index].uniqueKey);
@@ -329,7 +333,7 @@ export class QueueService {
 
   /** Why a write that targets one job matched no row: no such job, or not in a state for it. */
   private async whyNot(jobId: string, action: string): Promise<Error> {
-    const row = await getJobRow(this.db(), jobId);
+    const row = await getJobRow(this.db(), this.options.schema, jobId);
     if (!row) return new JobNotFoundError(jobId);
     return new JobStateConflictError(jobId, row.status as JobStatus, action);
   }

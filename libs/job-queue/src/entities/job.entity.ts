@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { DEFAULT_SCHEMA } from '../job-queue.constants';
 import { JobStatus } from './job-status.enum';
 
 /**
@@ -7,21 +8,26 @@ import { JobStatus } from './job-status.enum';
  *
  * `id` is a `bigint`, which the `pg` driver returns as a string to keep every value exact.
  *
+ * Its table is the default schema's, `job_queue.jobs`: TypeORM fixes an entity's table when the
+ * class is declared. A queue in another schema (`schema` option) returns `Job`s from
+ * `QueueService` all the same; to read its table through a repository, declare an entity of its
+ * own over it: `@Entity({ name: 'jobs', schema: 'billing_queue' }) class BillingJob extends Job {}`.
+ *
  * @publicApi
  */
-@Entity({ name: 'jobs' })
+@Entity({ name: 'jobs', schema: DEFAULT_SCHEMA })
 export class Job<TData = unknown, TResult = unknown> {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
 
-  @Column({ name: 'job_type', type: 'varchar', length: 255 })
+  @Column({ name: 'job_type', type: 'text' })
   jobType: string;
 
   /** Higher runs first. Default 100. */
   @Column({ type: 'integer', default: 100 })
   priority: number;
 
-  @Column({ type: 'varchar', length: 16, default: JobStatus.Pending })
+  @Column({ type: 'text', default: JobStatus.Pending })
   status: JobStatus;
 
   @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
@@ -31,14 +37,14 @@ export class Job<TData = unknown, TResult = unknown> {
   @Column({ type: 'smallint', default: 0 })
   progress: number;
 
-  @Column({ name: 'current_stage', type: 'varchar', length: 255, nullable: true })
+  @Column({ name: 'current_stage', type: 'text', nullable: true })
   currentStage: string | null;
 
   /** How many progress reports the job has made. */
   @Column({ name: 'events_count', type: 'integer', default: 0 })
   eventsCount: number;
 
-  @Column({ name: 'worker_id', type: 'varchar', length: 255, nullable: true })
+  @Column({ name: 'worker_id', type: 'text', nullable: true })
   workerId: string | null;
 
   @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
@@ -100,7 +106,7 @@ export class Job<TData = unknown, TResult = unknown> {
   heartbeatAt: Date | null;
 
   /** At most one unfinished job per key. */
-  @Column({ name: 'unique_key', type: 'varchar', length: 255, nullable: true })
+  @Column({ name: 'unique_key', type: 'text', nullable: true })
   uniqueKey: string | null;
 
   /** What the handler returned. */

@@ -31,6 +31,15 @@ export interface JobQueueWorkerOptions {
 export interface JobQueueModuleOptions {
   /** Name of the app's TypeORM data source to use. Default: the default data source. */
   dataSource?: string;
+  /**
+   * The PostgreSQL schema of the queue's table and functions, made by its migrations (for a schema
+   * other than the default, run `jobQueueMigrationsFor({ schema })`). Every statement names it;
+   * its LISTEN channels (`<schema>_jobs_inserted`, `<schema>_job_cancelled`) and its reaper's
+   * advisory lock are its own, so queues in two schemas of one database never touch each other's
+   * jobs. Lowercase letters, digits and `_`, at most 49 characters; not `public`. Default:
+   * `'job_queue'`.
+   */
+  schema?: string;
   /** How this process identifies itself in `jobs.worker_id`. Default: `host:pid:random`. */
   workerId?: string;
   /** Worker settings, or `false` for an enqueue-only process. Default: `{}` (a worker with defaults). */

@@ -48,10 +48,15 @@ export class StaleJobReaper {
   /** One pass; returns the jobs it recovered (none when another node holds the lock). */
   async rescueOnce(): Promise<RescuedJobRow[]> {
     // Only for a row that has no policy of its own (claimed by hand): the module's defaults.
-    const rescued = await rescueStaleJobs(this.dataSource, this.options.staleAfterMs, {
-      maxAttempts: this.options.defaultMaxAttempts,
-      ...this.options.backoff,
-    });
+    const rescued = await rescueStaleJobs(
+      this.dataSource,
+      this.options.schema,
+      this.options.staleAfterMs,
+      {
+        maxAttempts: this.options.defaultMaxAttempts,
+        ...this.options.backoff,
+      },
+    );
     for (const job of rescued) {
       this.logger.warn(
         `Recovered stale job ${job.id} (${job.job_type}) from worker ${job.worker_id ?? '?'}: ` +

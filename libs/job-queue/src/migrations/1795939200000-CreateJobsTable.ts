@@ -1,9 +1,107 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { QueryRunner } from 'typeorm';
+import { QueueSchema } from '../sql/queue-schema';
+import { MigrationClass, schemaMigration } from './schema-migration';
+
+/** Marks a schema this migration created, so that its `down()` drops that one and no other. */
+const CREATED_SCHEMA_COMMENT = 'nest-pg-job-queue: created by its CreateJobsTable migration';
+
+async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
+  const [{ present }] = (await queryRunner.query(
+    `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1::text) AS present`,
+    [schema.name],
+  )) as Array<{ present: boolean }>;
+  if (!present) {
+    await queryRunner.query(`CREATE SCHEMA IF NOT EXISTS ${schema.quoted}`);
+    await queryRunner.query(`COMMENT ON SCHEMA ${schema.quoted} IS '${CREATED_SCHEMA_COMMENT}'`);
+  }
+  await queryRunner.query(`
+    CREATE TABLE ${schema.jobs} (
+      id             bigserial PRIMARY KEY,
+      job_type       text NOT NULL,
+      priority       integer NOT NULL DEFAULT 100,
+      status         text NOT NULL DEFAULT 'pending',
+      data           jsonb NOT NULL DEFAULT '{}'::jsonb,
+      progress       smallint NOT NULL DEFAULT 0,
+      current_stage  text,
+      events_count   integer NOT NULL DEFAULT 0,
+      worker_id      text,
+      claimed_at     timestamptz,
+      created_at     timestamptz NOT NULL DEFAULT now(),
+      started_at     timestamptz,
+      completed_at   timestamptz,
+      attempts       integer NOT NULL DEFAULT 0,
+      max_attempts   integer,
+      run_token      integer NOT NULL DEFAULT 0,
+      backoff_base_ms integer,
+      backoff_max_ms integer,
+      backoff_jitter double precision,
+      last_error     text,
+      run_at         timestamptz NOT NULL DEFAULT now(),
+      heartbeat_at   timestamptz,
+      unique_key     text,
+      result         jsonb,
+      updated_at     timestamptz NOT NULL DEFAULT now(),
+      CONSTRAINT jobs_status_check
+        CHECK (status IN ('pending', 'claimed', 'running', 'completed', 'failed', 'cancelled')),
+      CONSTRAINT jobs_progress_check CHECK (progress BETWEEN 0 AND 100),
+      CONSTRAINT jobs_attempts_check CHECK (attempts >= 0 AND (max_attempts IS NULL OR max_attempts >= 1)),
+      CONSTRAINT jobs_job_type_length_check CHECK (char_length(job_type) <= 255),
+      CONSTRAINT jobs_current_stage_length_check CHECK (char_length(current_stage) <= 255),
+      CONSTRAINT jobs_worker_id_length_check CHECK (char_length(worker_id) <= 255),
+      CONSTRAINT jobs_unique_key_length_check CHECK (char_length(unique_key) <= 255)
+    )
+  `);
+  // At most one unfinished job per key; finished jobs keep their key for the record.
+  await queryRunner.query(`
+    CREATE UNIQUE INDEX jobs_unique_key_idx ON ${schema.jobs} (unique_key)
+      WHERE unique_key IS NOT NULL AND status IN ('pending', 'claimed', 'running')
+  `);
+  // The reaper and findStale() look only at held jobs, ordered by lease age.
+  await queryRunner.query(`
+    CREATE INDEX jobs_lease_idx ON ${schema.jobs} (heartbeat_at)
+      WHERE status IN ('claimed', 'running')
+  `);
+  // One notification per statement: enqueueMany of 10,000 jobs wakes workers once, not 10,000
+  // times. The channel is the schema's own: a queue in another schema is not woken.
+  await queryRunner.query(`
+    CREATE FUNCTION ${schema.notifyInserted}() RETURNS trigger LANGUAGE plpgsql
+      SET search_path = pg_catalog, pg_temp
+    AS $$
+    BEGIN
+      PERFORM pg_catalog.pg_notify('${schema.insertedChannel}', '');
+      RETURN NULL;
+    END
+    $$
+  `);
+  await queryRunner.query(`REVOKE ALL ON FUNCTION ${schema.notifyInserted}() FROM PUBLIC`);
+  await queryRunner.query(`
+    CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON ${schema.jobs}
+      FOR EACH STATEMENT EXECUTE FUNCTION ${schema.notifyInserted}()
+  `);
+}
+
+async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
+  await queryRunner.query(`DROP TRIGGER jobs_notify_inserted ON ${schema.jobs}`);
+  await queryRunner.query(`DROP FUNCTION ${schema.notifyInserted}()`);
+  await queryRunner.query(`DROP TABLE ${schema.jobs}`);
+  // The schema goes only if `up` made it and nothing else lives in it now.
+  const [{ ours }] = (await queryRunner.query(
+    `SELECT EXISTS (
+       SELECT 1 FROM pg_namespace n
+       WHERE n.nspname = $1::text AND obj_description(n.oid, 'pg_namespace') = $2::text
+         AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                         WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = n.oid)
+     ) AS ours`,
+    [schema.name, CREATED_SCHEMA_COMMENT],
+  )) as Array<{ ours: boolean }>;
+  if (ours) await queryRunner.query(`DROP SCHEMA ${schema.quoted}`);
+}
 
 /**
- * The `jobs` table with the seed's columns (names kept) plus `run_at`, `heartbeat_at`,
- * `unique_key`, `result`, `updated_at`, `run_token` and the backoff columns, the indexes that are
- * not about claiming, and the insert trigger that wakes idle workers.
+ * The queue's schema (unless it exists already), and in it the `jobs` table with the seed's
+ * columns (names kept) plus `run_at`, `heartbeat_at`, `unique_key`, `result`, `updated_at`,
+ * `run_token` and the backoff columns, the indexes that are not about claiming, and the insert
+ * trigger that wakes idle workers.
  *
  * `run_token` is the fencing token of the job's current run: every claim increments it and
  * nothing ever lowers it (a retry resets `attempts`, never the token). Every write that belongs to
@@ -15,73 +113,15 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * handler's options (the claiming node has the handler). Whichever node then fails or rescues an
  * attempt applies these values, not its own registry.
  *
+ * The text columns are `text` with a CHECK on their length, not `varchar(n)`: `text = text` is an
+ * operator of pg_catalog, `varchar = varchar` is not, and an operator a role defines for
+ * `varchar` in a schema on the search path would be picked over the cast to text (see
+ * sql/queue-schema.ts).
+ *
+ * Made for one schema at a time (see `jobQueueMigrationsFor`).
+ *
  * Append-only: never edit a migration that has shipped; change the schema in a new one.
  */
-export class CreateJobsTable1795939200000 implements MigrationInterface {
-  name = 'CreateJobsTable1795939200000';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
-      CREATE TABLE jobs (
-        id             bigserial PRIMARY KEY,
-        job_type       varchar(255) NOT NULL,
-        priority       integer NOT NULL DEFAULT 100,
-        status         varchar(16) NOT NULL DEFAULT 'pending',
-        data           jsonb NOT NULL DEFAULT '{}'::jsonb,
-        progress       smallint NOT NULL DEFAULT 0,
-        current_stage  varchar(255),
-        events_count   integer NOT NULL DEFAULT 0,
-        worker_id      varchar(255),
-        claimed_at     timestamptz,
-        created_at     timestamptz NOT NULL DEFAULT now(),
-        started_at     timestamptz,
-        completed_at   timestamptz,
-        attempts       integer NOT NULL DEFAULT 0,
-        max_attempts   integer,
-        run_token      integer NOT NULL DEFAULT 0,
-        backoff_base_ms integer,
-        backoff_max_ms integer,
-        backoff_jitter double precision,
-        last_error     text,
-        run_at         timestamptz NOT NULL DEFAULT now(),
-        heartbeat_at   timestamptz,
-        unique_key     varchar(255),
-        result         jsonb,
-        updated_at     timestamptz NOT NULL DEFAULT now(),
-        CONSTRAINT jobs_status_check
-          CHECK (status IN ('pending', 'claimed', 'running', 'completed', 'failed', 'cancelled')),
-        CONSTRAINT jobs_progress_check CHECK (progress BETWEEN 0 AND 100),
-        CONSTRAINT jobs_attempts_check CHECK (attempts >= 0 AND (max_attempts IS NULL OR max_attempts >= 1))
-      )
-    `);
-    // At most one unfinished job per key; finished jobs keep their key for the record.
-    await queryRunner.query(`
-      CREATE UNIQUE INDEX jobs_unique_key_idx ON jobs (unique_key)
-        WHERE unique_key IS NOT NULL AND status IN ('pending', 'claimed', 'running')
-    `);
-    // The reaper and findStale() look only at held jobs, ordered by lease age.
-    await queryRunner.query(`
-      CREATE INDEX jobs_lease_idx ON jobs (heartbeat_at)
-        WHERE status IN ('claimed', 'running')
-    `);
-    // One notification per statement: enqueueMany of 10,000 jobs wakes workers once, not 10,000 times.
-    await queryRunner.query(`
-      CREATE FUNCTION jobs_notify_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM pg_notify('job_queue_jobs_inserted', '');
-        RETURN NULL;
-      END
-      $$
-    `);
-    await queryRunner.query(`
-      CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON jobs
-        FOR EACH STATEMENT EXECUTE FUNCTION jobs_notify_inserted()
-    `);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP TRIGGER jobs_notify_inserted ON jobs`);
-    await queryRunner.query(`DROP FUNCTION jobs_notify_inserted()`);
-    await queryRunner.query(`DROP TABLE jobs`);
-  }
+export function createJobsTableFor(schema: QueueSchema): MigrationClass {
+  return schemaMigration('CreateJobsTable', 1795939200000, schema, up, down);
 }

@@ -1,4 +1,6 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { QueryRunner } from 'typeorm';
+import { QueueSchema } from '../sql/queue-schema';
+import { MigrationClass, schemaMigration } from './schema-migration';
 
 /**
  * The claim, as one statement: the best claimable jobs across the requested types in one order
@@ -28,9 +30,12 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Every claim increments `run_token`, never reset by anything: the run it starts is fenced from
  * every earlier run of the job.
  *
+ * The function runs it with `search_path = pg_catalog, pg_temp`: the table is named with its
+ * schema, and every other name (unnest, now, count, the operators) is pg_catalog's.
+ *
  * Exported so the plan test EXPLAINs exactly the text the function runs.
  */
-export const CLAIM_JOB_BATCH_QUERY_V1 = `
+export const claimJobBatchQueryV1 = (schema: QueueSchema): string => `
   WITH types AS (
     SELECT t.job_type,
            min(LEAST(COALESCE(t.cap, $3), $3)) AS cap,
@@ -38,7 +43,7 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
            min(t.backoff_base_ms) AS backoff_base_ms,
            min(t.backoff_max_ms) AS backoff_max_ms,
            min(t.backoff_jitter) AS backoff_jitter
-    FROM unnest($2::varchar[], $6::integer[], $7::integer[], $8::integer[], $9::integer[],
+    FROM unnest($2::text[], $6::integer[], $7::integer[], $8::integer[], $9::integer[],
                 $10::float8[])
       AS t(job_type, cap, max_attempts, backoff_base_ms, backoff_max_ms, backoff_jitter)
     WHERE t.job_type IS NOT NULL
@@ -47,7 +52,7 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
   ), heads AS (
     SELECT types.job_type, head.priority, head.created_at, head.id
     FROM types CROSS JOIN LATERAL (
-      SELECT j.priority, j.created_at, j.id FROM jobs j
+      SELECT j.priority, j.created_at, j.id FROM ${schema.jobs} j
       WHERE j.status = 'pending' AND j.job_type = types.job_type
         AND j.run_at <= COALESCE($4, now())
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
@@ -67,7 +72,7 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
     SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
            takes.backoff_jitter
     FROM takes CROSS JOIN LATERAL (
-      SELECT j.id FROM jobs j
+      SELECT j.id FROM ${schema.jobs} j
       WHERE j.status = 'pending' AND j.job_type = takes.job_type
         AND j.run_at <= COALESCE($4, now())
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
@@ -76,7 +81,7 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
     ) AS locked
     WHERE takes.take > 0
   ), claimed AS (
-    UPDATE jobs SET
+    UPDATE ${schema.jobs} AS jobs SET
       status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
       started_at = CASE WHEN $5 THEN COALESCE($4, now()) ELSE jobs.started_at END,
       worker_id = $1,
@@ -95,58 +100,65 @@ export const CLAIM_JOB_BATCH_QUERY_V1 = `
   )
   SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC`;
 
+async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
+  await queryRunner.query(`
+    CREATE INDEX jobs_claim_idx ON ${schema.jobs} (job_type, priority DESC, created_at ASC, id ASC)
+      WHERE status = 'pending'
+  `);
+  // The SET clauses pin the plan to ordered scans of jobs_claim_idx. Without statistics (a
+  // new table, or a sudden backlog before autovacuum analyzes it) the planner otherwise picks
+  // a bitmap scan of every pending row of a type plus a sort: measured 4-5x slower processing.
+  // Turning sorts off adds a huge cost to the plan (the merge of the heads still sorts, a few
+  // rows), which would switch on JIT (~360 ms a call): jit off. A per-type LIMIT is a column,
+  // not a known number, so the planner guesses a tenth of the backlog; with nothing but pending
+  // rows it then hashed the whole table to find the claimed ones: nested loops only (each join
+  // here is a few rows, and the update finds its rows by primary key). search_path: nothing
+  // in the body resolves outside pg_catalog (the table is named with its schema).
+  await queryRunner.query(`
+    CREATE FUNCTION ${schema.claimJobBatch}(
+      p_worker_id text,
+      p_job_types text[],
+      p_batch_size integer,
+      p_now timestamptz DEFAULT NULL,
+      p_start boolean DEFAULT false,
+      p_type_caps integer[] DEFAULT NULL,
+      p_max_attempts integer[] DEFAULT NULL,
+      p_backoff_base_ms integer[] DEFAULT NULL,
+      p_backoff_max_ms integer[] DEFAULT NULL,
+      p_backoff_jitter float8[] DEFAULT NULL
+    ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql
+      SET search_path = pg_catalog, pg_temp
+      SET enable_bitmapscan = off SET enable_sort = off SET jit = off
+      SET enable_hashjoin = off SET enable_mergejoin = off
+    AS $fn$
+    BEGIN
+      RETURN QUERY ${claimJobBatchQueryV1(schema)};
+    END
+    $fn$
+  `);
+  // Callable by the roles it is granted to (see the README's runtime role), not by every role.
+  await queryRunner.query(
+    `REVOKE ALL ON FUNCTION ${CLAIM_JOB_BATCH_SIGNATURE(schema)} FROM PUBLIC`,
+  );
+}
+
+async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
+  await queryRunner.query(`DROP FUNCTION ${CLAIM_JOB_BATCH_SIGNATURE(schema)}`);
+  await queryRunner.query(`DROP INDEX ${schema.quoted}.jobs_claim_idx`);
+}
+
+const CLAIM_JOB_BATCH_SIGNATURE = (schema: QueueSchema): string =>
+  `${schema.claimJobBatch}(text, text[], integer, timestamptz, boolean, integer[], integer[],
+     integer[], integer[], float8[])`;
+
 /**
  * `claim_job_batch(p_worker_id, p_job_types, p_batch_size)`, the seed's signature and contract
  * (status 'claimed', priority DESC then created_at then id across every type given), plus
- * optional `p_now`, `p_start`, per-type caps and policy (see `CLAIM_JOB_BATCH_QUERY_V1`); and the
+ * optional `p_now`, `p_start`, per-type caps and policy (see `claimJobBatchQueryV1`); and the
  * partial index the claim walks: led by job_type, then exactly the claim's order, over pending
  * rows only, so each type's head is a few index entries however many finished rows, jobs of
  * other types or jobs due later the table holds.
  */
-export class CreateClaimJobBatchFunction1795939200001 implements MigrationInterface {
-  name = 'CreateClaimJobBatchFunction1795939200001';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`
-      CREATE INDEX jobs_claim_idx ON jobs (job_type, priority DESC, created_at ASC, id ASC)
-        WHERE status = 'pending'
-    `);
-    // The SET clauses pin the plan to ordered scans of jobs_claim_idx. Without statistics (a
-    // new table, or a sudden backlog before autovacuum analyzes it) the planner otherwise picks
-    // a bitmap scan of every pending row of a type plus a sort: measured 4-5x slower processing.
-    // Turning sorts off adds a huge cost to the plan (the merge of the heads still sorts, a few
-    // rows), which would switch on JIT (~360 ms a call): jit off. A per-type LIMIT is a column,
-    // not a known number, so the planner guesses a tenth of the backlog; with nothing but pending
-    // rows it then hashed the whole table to find the claimed ones: nested loops only (each join
-    // here is a few rows, and the update finds its rows by primary key).
-    await queryRunner.query(`
-      CREATE FUNCTION claim_job_batch(
-        p_worker_id varchar,
-        p_job_types varchar[],
-        p_batch_size integer,
-        p_now timestamptz DEFAULT NULL,
-        p_start boolean DEFAULT false,
-        p_type_caps integer[] DEFAULT NULL,
-        p_max_attempts integer[] DEFAULT NULL,
-        p_backoff_base_ms integer[] DEFAULT NULL,
-        p_backoff_max_ms integer[] DEFAULT NULL,
-        p_backoff_jitter float8[] DEFAULT NULL
-      ) RETURNS SETOF jobs LANGUAGE plpgsql
-        SET enable_bitmapscan = off SET enable_sort = off SET jit = off
-        SET enable_hashjoin = off SET enable_mergejoin = off
-      AS $fn$
-      BEGIN
-        RETURN QUERY ${CLAIM_JOB_BATCH_QUERY_V1};
-      END
-      $fn$
-    `);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `DROP FUNCTION claim_job_batch(varchar, varchar[], integer, timestamptz, boolean, integer[],
-         integer[], integer[], integer[], float8[])`,
-    );
-    await queryRunner.query(`DROP INDEX jobs_claim_idx`);
-  }
+export function createClaimJobBatchFunctionFor(schema: QueueSchema): MigrationClass {
+  return schemaMigration('CreateClaimJobBatchFunction', 1795939200001, schema, up, down);
 }

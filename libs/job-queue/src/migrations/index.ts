@@ -1,17 +1,46 @@
 import { MigrationInterface } from 'typeorm';
-import { CreateJobsTable1795939200000 } from './1795939200000-CreateJobsTable';
-import { CreateClaimJobBatchFunction1795939200001 } from './1795939200001-CreateClaimJobBatchFunction';
+import { DEFAULT_SCHEMA } from '../job-queue.constants';
+import { schemaOption } from '../job-queue.options';
+import { queueSchema } from '../sql/queue-schema';
+import { createJobsTableFor } from './1795939200000-CreateJobsTable';
+import {
+  claimJobBatchQueryV1,
+  createClaimJobBatchFunctionFor,
+} from './1795939200001-CreateClaimJobBatchFunction';
+import { MigrationClass } from './schema-migration';
+
+/** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
+const bySchema = new Map<string, MigrationClass[]>();
 
 /**
- * The job queue's migrations in the order they must run. Add them to your DataSource:
- * `migrations: [...jobQueueMigrations, ...yourOwn]`.
+ * The job queue's migrations for its default schema (`job_queue`), in the order they must run.
+ * Add them to your DataSource: `migrations: [...jobQueueMigrations, ...yourOwn]`.
  *
  * @publicApi
  */
-export const jobQueueMigrations: Array<new () => MigrationInterface> = [
-  CreateJobsTable1795939200000,
-  CreateClaimJobBatchFunction1795939200001,
-];
+export const jobQueueMigrations: Array<new () => MigrationInterface> = jobQueueMigrationsFor();
 
-/** The claim statement the newest migration installed (for plan checks). */
-export { CLAIM_JOB_BATCH_QUERY_V1 as CURRENT_CLAIM_JOB_BATCH_QUERY } from './1795939200001-CreateClaimJobBatchFunction';
+/**
+ * The job queue's migrations for a queue in another schema (the module's `schema` option), in
+ * the order they must run: `migrations: [...jobQueueMigrationsFor({ schema: 'billing_queue' })]`.
+ * Their names carry the schema (`CreateJobsTable_billing_queue_1795939200000`), so the migrations
+ * of several schemas can be listed in one DataSource and share its migrations table; for the
+ * default schema they are `jobQueueMigrations` themselves. Throws `InvalidJobQueueOptionsError`
+ * (option `schema`) for a name the module would refuse.
+ *
+ * @publicApi
+ */
+export function jobQueueMigrationsFor(
+  options: { schema?: string } = {},
+): Array<new () => MigrationInterface> {
+  const name = schemaOption(options.schema);
+  const existing = bySchema.get(name);
+  if (existing) return [...existing];
+  const schema = queueSchema(name);
+  const migrations = [createJobsTableFor(schema), createClaimJobBatchFunctionFor(schema)];
+  bySchema.set(name, migrations);
+  return [...migrations];
+}
+
+/** The claim statement the newest migration installed, in the default schema (for plan checks). */
+export const CURRENT_CLAIM_JOB_BATCH_QUERY = claimJobBatchQueryV1(queueSchema(DEFAULT_SCHEMA));

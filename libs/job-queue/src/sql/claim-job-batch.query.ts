@@ -1,6 +1,7 @@
 import { Job } from '../entities/job.entity';
 import { jobColumns } from './job-columns';
 import { Queryable, queryRows, JobRow } from './queryable';
+import { QueueSchema, queueSchema } from './queue-schema';
 import { TimestampTextParser } from './timestamp-text';
 
 interface ClaimColumns {
@@ -44,6 +45,14 @@ export interface ClaimTypes {
   backoffJitter: readonly number[];
 }
 
+const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
+  SELECT ${columnsOfClaim().selectList}
+  FROM ${schema.claimJobBatch}($1::text, $2::text[], $3::integer, p_start => true,
+         p_type_caps => $4::integer[], p_max_attempts => $5::integer[],
+         p_backoff_base_ms => $6::integer[], p_backoff_max_ms => $7::integer[],
+         p_backoff_jitter => $8::float8[])
+    CROSS JOIN pg_catalog.set_config('synchronous_commit', 'off', true)`;
+
 /**
  * Claims up to `batchSize` claimable jobs of `types` for `workerId`, in one priority order
  * across the types, through the `claim_job_batch` SQL function, and marks them running in the
@@ -57,28 +66,21 @@ export interface ClaimTypes {
  */
 export async function claimAndStartJobs(
   db: Queryable,
+  schema: string,
   workerId: string,
   types: ClaimTypes,
   batchSize: number,
 ): Promise<Job[]> {
-  const rows = await queryRows(
-    db,
-    `SELECT ${columnsOfClaim().selectList}
-     FROM claim_job_batch($1, $2::varchar[], $3, p_start => true, p_type_caps => $4::integer[],
-            p_max_attempts => $5::integer[], p_backoff_base_ms => $6::integer[],
-            p_backoff_max_ms => $7::integer[], p_backoff_jitter => $8::float8[])
-       CROSS JOIN set_config('synchronous_commit', 'off', true)`,
-    [
-      workerId,
-      types.jobTypes,
-      batchSize,
-      types.caps,
-      types.maxAttempts,
-      types.backoffBaseMs,
-      types.backoffMaxMs,
-      types.backoffJitter,
-    ],
-  );
+  const rows = await queryRows(db, queueSchema(schema).statement(CLAIM_AND_START_JOBS), [
+    workerId,
+    types.jobTypes,
+    batchSize,
+    types.caps,
+    types.maxAttempts,
+    types.backoffBaseMs,
+    types.backoffMaxMs,
+    types.backoffJitter,
+  ]);
   const timestamps = new TimestampTextParser();
   return rows.map((row) => toClaimedJob(row, timestamps));
 }

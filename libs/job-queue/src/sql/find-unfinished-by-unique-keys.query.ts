@@ -1,14 +1,15 @@
 import { Queryable, queryRows, JobRow } from './queryable';
+import { QueueSchema, queueSchema } from './queue-schema';
+
+const FIND_UNFINISHED_BY_UNIQUE_KEYS = (schema: QueueSchema): string => `
+  SELECT * FROM ${schema.jobs}
+  WHERE unique_key = ANY($1::text[]) AND status IN ('pending', 'claimed', 'running')`;
 
 /** The unfinished jobs holding these unique keys (what a duplicate enqueue returns). */
 export function findUnfinishedByUniqueKeys(
   db: Queryable,
+  schema: string,
   uniqueKeys: readonly string[],
 ): Promise<JobRow[]> {
-  return queryRows(
-    db,
-    `SELECT * FROM jobs
-     WHERE unique_key = ANY($1::varchar[]) AND status IN ('pending', 'claimed', 'running')`,
-    [uniqueKeys],
-  );
+  return queryRows(db, queueSchema(schema).statement(FIND_UNFINISHED_BY_UNIQUE_KEYS), [uniqueKeys]);
 }

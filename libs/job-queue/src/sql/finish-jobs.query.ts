@@ -1,4 +1,5 @@
 import { Queryable, queryRows } from './queryable';
+import { QueueSchema, queueSchema } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
 
 /** The outcome of one attempt, as the completer writes it. */
@@ -30,12 +31,40 @@ export interface SupersededOutcome {
  * The guard of every outcome write: the job is still held by the very run the outcome belongs
  * to (same fencing token, same worker, claimed or running).
  */
-const STILL_OURS = `j.id = o.id AND j.run_token = o.run_token AND j.worker_id = $1
+const STILL_OURS = `j.id = o.id AND j.run_token = o.run_token AND j.worker_id = $1::text
        AND j.status IN ('claimed', 'running')`;
 
 /** What both shapes return: the outcomes (`o`) whose write (`done`) matched no row. */
 const SUPERSEDED = `SELECT o.id::text AS id, o.run_token FROM o
      WHERE NOT EXISTS (SELECT 1 FROM done WHERE done.id = o.id AND done.run_token = o.run_token)`;
+
+const FINISH_JOBS = (schema: QueueSchema): string => `
+  WITH o AS (
+    SELECT * FROM ROWS FROM (
+        pg_catalog.unnest($2::bigint[]), pg_catalog.unnest($3::integer[]),
+        pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::jsonb[]),
+        pg_catalog.unnest($6::text[]), pg_catalog.unnest($7::float8[]),
+        pg_catalog.unnest($8::smallint[]), pg_catalog.unnest($9::text[]))
+      AS o(id, run_token, status, result, last_error, retry_delay_ms, progress, stage)
+  ), done AS (
+  UPDATE ${schema.jobs} AS j SET
+    status = o.status,
+    result = CASE WHEN o.status = 'completed' THEN o.result ELSE j.result END,
+    last_error = COALESCE(o.last_error, j.last_error),
+    run_at = CASE WHEN o.status = 'pending'
+                  THEN pg_catalog.now() + o.retry_delay_ms * interval '1 millisecond'
+                  ELSE j.run_at END,
+    completed_at = CASE WHEN o.status = 'pending' THEN NULL ELSE pg_catalog.now() END,
+    worker_id = CASE WHEN o.status = 'pending' THEN NULL ELSE j.worker_id END,
+    heartbeat_at = NULL,
+    progress = COALESCE(o.progress, j.progress),
+    current_stage = COALESCE(o.stage, j.current_stage),
+    updated_at = pg_catalog.now()
+  FROM o
+  WHERE ${STILL_OURS}
+  RETURNING j.id, j.run_token
+  )
+  ${SUPERSEDED}`;
 
 /**
  * Writes many outcomes in one statement. The guard (the run's own token, still held) leaves
@@ -44,46 +73,22 @@ const SUPERSEDED = `SELECT o.id::text AS id, o.run_token FROM o
  */
 export async function finishJobs(
   db: Queryable,
+  schema: string,
   workerId: string,
   outcomes: readonly JobOutcome[],
 ): Promise<SupersededOutcome[]> {
-  if (outcomes.every(isPlainCompletion)) return completeJobs(db, workerId, outcomes);
-  return queryRows<SupersededOutcome>(
-    db,
-    `WITH o AS (
-       SELECT * FROM unnest($2::bigint[], $3::integer[], $4::varchar[], $5::jsonb[], $6::text[],
-                            $7::bigint[], $8::smallint[], $9::varchar[])
-         AS o(id, run_token, status, result, last_error, retry_delay_ms, progress, stage)
-     ), done AS (
-     UPDATE jobs AS j SET
-       status = o.status,
-       result = CASE WHEN o.status = 'completed' THEN o.result ELSE j.result END,
-       last_error = COALESCE(o.last_error, j.last_error),
-       run_at = CASE WHEN o.status = 'pending'
-                     THEN now() + o.retry_delay_ms * interval '1 millisecond' ELSE j.run_at END,
-       completed_at = CASE WHEN o.status = 'pending' THEN NULL ELSE now() END,
-       worker_id = CASE WHEN o.status = 'pending' THEN NULL ELSE j.worker_id END,
-       heartbeat_at = NULL,
-       progress = COALESCE(o.progress, j.progress),
-       current_stage = COALESCE(o.stage, j.current_stage),
-       updated_at = now()
-     FROM o
-     WHERE ${STILL_OURS}
-     RETURNING j.id, j.run_token
-     )
-     ${SUPERSEDED}`,
-    [
-      workerId,
-      outcomes.map((o) => o.id),
-      outcomes.map((o) => o.runToken),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.resultJson),
-      outcomes.map((o) => o.lastError),
-      outcomes.map((o) => o.retryDelayMs),
-      outcomes.map((o) => o.progress),
-      outcomes.map((o) => o.stage),
-    ],
-  );
+  if (outcomes.every(isPlainCompletion)) return completeJobs(db, schema, workerId, outcomes);
+  return queryRows<SupersededOutcome>(db, queueSchema(schema).statement(FINISH_JOBS), [
+    workerId,
+    outcomes.map((o) => o.id),
+    outcomes.map((o) => o.runToken),
+    outcomes.map((o) => o.status),
+    outcomes.map((o) => o.resultJson),
+    outcomes.map((o) => o.lastError),
+    outcomes.map((o) => o.retryDelayMs),
+    outcomes.map((o) => o.progress),
+    outcomes.map((o) => o.stage),
+  ]);
 }
 
 function isPlainCompletion(outcome: JobOutcome): boolean {
@@ -92,33 +97,35 @@ function isPlainCompletion(outcome: JobOutcome): boolean {
   );
 }
 
+const COMPLETE_JOBS = (schema: QueueSchema): string => `
+  WITH o AS (
+    SELECT * FROM ROWS FROM (pg_catalog.unnest($2::bigint[]), pg_catalog.unnest($3::integer[]),
+                             pg_catalog.unnest($4::jsonb[]))
+      AS o(id, run_token, result)
+  ), done AS (
+  UPDATE ${schema.jobs} AS j SET
+    status = 'completed', result = o.result, completed_at = pg_catalog.now(), heartbeat_at = NULL,
+    updated_at = pg_catalog.now()
+  FROM o
+  WHERE ${STILL_OURS}
+  RETURNING j.id, j.run_token
+  )
+  ${SUPERSEDED}`;
+
 /**
  * The common batch, every job completed without a progress value still to write: the same
  * write with three arrays instead of eight (about 12% less database time per flush).
  */
 function completeJobs(
   db: Queryable,
+  schema: string,
   workerId: string,
   outcomes: readonly JobOutcome[],
 ): Promise<SupersededOutcome[]> {
-  return queryRows<SupersededOutcome>(
-    db,
-    `WITH o AS (
-       SELECT * FROM unnest($2::bigint[], $3::integer[], $4::jsonb[]) AS o(id, run_token, result)
-     ), done AS (
-     UPDATE jobs AS j SET
-       status = 'completed', result = o.result, completed_at = now(), heartbeat_at = NULL,
-       updated_at = now()
-     FROM o
-     WHERE ${STILL_OURS}
-     RETURNING j.id, j.run_token
-     )
-     ${SUPERSEDED}`,
-    [
-      workerId,
-      outcomes.map((o) => o.id),
-      outcomes.map((o) => o.runToken),
-      outcomes.map((o) => o.resultJson),
-    ],
-  );
+  return queryRows<SupersededOutcome>(db, queueSchema(schema).statement(COMPLETE_JOBS), [
+    workerId,
+    outcomes.map((o) => o.id),
+    outcomes.map((o) => o.runToken),
+    outcomes.map((o) => o.resultJson),
+  ]);
 }

@@ -1,10 +1,18 @@
 import { Queryable, queryRows } from './queryable';
+import { QueueSchema, queueSchema } from './queue-schema';
 
 /** A run to renew: the job's id and the run's fencing token. */
 export interface HeartbeatRun {
   id: string;
   token: number;
 }
+
+const HEARTBEAT_JOBS = (schema: QueueSchema): string => `
+  UPDATE ${schema.jobs} AS j SET heartbeat_at = pg_catalog.now()
+  FROM ROWS FROM (pg_catalog.unnest($1::bigint[]), pg_catalog.unnest($2::integer[])) AS r(id, token)
+  WHERE j.id = r.id AND j.run_token = r.token AND j.worker_id = $3::text
+    AND j.status IN ('claimed', 'running')
+  RETURNING j.id::text || ':' || j.run_token::text AS run`;
 
 /**
  * Renews the lease of every run this worker holds, in one statement. A run's lease is renewed
@@ -15,17 +23,14 @@ export interface HeartbeatRun {
  */
 export async function heartbeatJobs(
   db: Queryable,
+  schema: string,
   workerId: string,
   runs: readonly HeartbeatRun[],
 ): Promise<string[]> {
-  const rows = await queryRows<{ run: string }>(
-    db,
-    `UPDATE jobs AS j SET heartbeat_at = now()
-     FROM unnest($1::bigint[], $2::integer[]) AS r(id, token)
-     WHERE j.id = r.id AND j.run_token = r.token AND j.worker_id = $3
-       AND j.status IN ('claimed', 'running')
-     RETURNING j.id || ':' || j.run_token AS run`,
-    [runs.map((run) => run.id), runs.map((run) => run.token), workerId],
-  );
+  const rows = await queryRows<{ run: string }>(db, queueSchema(schema).statement(HEARTBEAT_JOBS), [
+    runs.map((run) => run.id),
+    runs.map((run) => run.token),
+    workerId,
+  ]);
   return rows.map((row) => row.run);
 }

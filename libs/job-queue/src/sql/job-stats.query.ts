@@ -1,4 +1,5 @@
 import { Queryable, queryRows } from './queryable';
+import { QueueSchema, queueSchema } from './queue-schema';
 
 export interface JobStatsRow {
   job_type: string;
@@ -6,11 +7,10 @@ export interface JobStatsRow {
   count: string;
 }
 
+const JOB_STATS = (schema: QueueSchema): string =>
+  `SELECT job_type, status, pg_catalog.count(*) AS count FROM ${schema.jobs} GROUP BY job_type, status`;
+
 /** Counts by type and status. Reads the whole table: a management call, not a per-job one. */
-export function jobStatsRows(db: Queryable): Promise<JobStatsRow[]> {
-  return queryRows<JobStatsRow>(
-    db,
-    `SELECT job_type, status, count(*) AS count FROM jobs GROUP BY job_type, status`,
-    [],
-  );
+export function jobStatsRows(db: Queryable, schema: string): Promise<JobStatsRow[]> {
+  return queryRows<JobStatsRow>(db, queueSchema(schema).statement(JOB_STATS), []);
 }

@@ -1,7 +1,5 @@
 import { Queryable, queryRows } from './queryable';
-
-/** Key of the advisory lock that lets one reaper at a time run (any 64-bit constant). */
-export const REAPER_ADVISORY_LOCK_KEY = 7_316_485_210_934;
+import { QueueSchema, queueSchema } from './queue-schema';
 
 export interface RescuedJobRow {
   id: string;
@@ -20,6 +18,42 @@ export interface FallbackPolicy {
   jitter: number;
 }
 
+// Every operand is float8 where the arithmetic is, so each operator is pg_catalog's exact one.
+const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
+  WITH lock AS (SELECT pg_catalog.pg_try_advisory_xact_lock($1::bigint) AS held),
+  stale AS (
+    SELECT j.id, j.worker_id,
+           j.attempts >= COALESCE(j.max_attempts, $3::integer) AS exhausted,
+           LEAST(COALESCE(j.backoff_max_ms, $5::integer)::float8,
+                 COALESCE(j.backoff_base_ms, $4::integer)::float8
+                   * pg_catalog.power(2::float8,
+                                      LEAST(GREATEST(j.attempts - 1, 0), 64)::float8)) AS capped_ms,
+           COALESCE(j.backoff_jitter, $6::float8) AS jitter
+    FROM ${schema.jobs} j
+    WHERE (SELECT held FROM lock)
+      AND j.status IN ('claimed', 'running')
+      -- A held row without a heartbeat (edited by hand, or written by an older tool) ages from
+      -- its claim instead of staying held forever.
+      AND COALESCE(j.heartbeat_at, j.claimed_at, j.updated_at)
+            < pg_catalog.now() - $2::float8 * interval '1 millisecond'
+    FOR UPDATE OF j SKIP LOCKED
+  )
+  UPDATE ${schema.jobs} AS j SET
+    status = CASE WHEN stale.exhausted THEN 'failed' ELSE 'pending' END,
+    last_error = 'Worker ' || COALESCE(stale.worker_id, '?')
+                 || ' stopped heartbeating during attempt ' || j.attempts::text
+                 || CASE WHEN stale.exhausted THEN ', the last one' ELSE '' END,
+    completed_at = CASE WHEN stale.exhausted THEN pg_catalog.now() ELSE NULL END,
+    run_at = CASE WHEN stale.exhausted THEN pg_catalog.now()
+                  ELSE pg_catalog.now()
+                       + GREATEST(0::float8, pg_catalog.round(stale.capped_ms
+                           * (1::float8 + stale.jitter
+                                * (2::float8 * pg_catalog.random() - 1::float8))))
+                         * interval '1 millisecond' END,
+    worker_id = NULL, heartbeat_at = NULL, updated_at = pg_catalog.now()
+  FROM stale WHERE j.id = stale.id
+  RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at`;
+
 /**
  * Takes back jobs whose lease (`heartbeat_at`) is older than `staleAfterMs`: to `failed` when the
  * attempt that died was the last one, else to `pending`, to run again after its backoff like any
@@ -31,51 +65,23 @@ export interface FallbackPolicy {
  * The delay is the formula of `retryDelayMs` (worker/retry-policy.ts), in SQL:
  * min(max, base * 2^(attempts - 1)), then moved by up to ±jitter of itself at random.
  *
- * Runs only if it gets the transaction-scoped advisory lock, so one node reaps at a time;
- * as one autocommit statement, the lock is held exactly as long as the update.
+ * Runs only if it gets the schema's transaction-scoped advisory lock (`reaperLockKey`), so one
+ * node reaps a schema at a time; as one autocommit statement, the lock is held exactly as long
+ * as the update.
  */
 export function rescueStaleJobs(
   db: Queryable,
+  schema: string,
   staleAfterMs: number,
   fallback: FallbackPolicy,
 ): Promise<RescuedJobRow[]> {
-  return queryRows<RescuedJobRow>(
-    db,
-    `WITH lock AS (SELECT pg_try_advisory_xact_lock($1) AS held),
-     stale AS (
-       SELECT j.id, j.worker_id,
-              j.attempts >= COALESCE(j.max_attempts, $3) AS exhausted,
-              LEAST(COALESCE(j.backoff_max_ms, $5)::float8,
-                    COALESCE(j.backoff_base_ms, $4)
-                      * power(2::float8, LEAST(GREATEST(j.attempts - 1, 0), 64))) AS capped_ms,
-              COALESCE(j.backoff_jitter, $6::float8) AS jitter
-       FROM jobs j
-       WHERE (SELECT held FROM lock)
-         AND j.status IN ('claimed', 'running')
-         -- A held row without a heartbeat (edited by hand, or written by an older tool) ages from
-         -- its claim instead of staying held forever.
-         AND COALESCE(j.heartbeat_at, j.claimed_at, j.updated_at) < now() - $2 * interval '1 millisecond'
-       FOR UPDATE OF j SKIP LOCKED
-     )
-     UPDATE jobs AS j SET
-       status = CASE WHEN stale.exhausted THEN 'failed' ELSE 'pending' END,
-       last_error = 'Worker ' || COALESCE(stale.worker_id, '?') || ' stopped heartbeating during attempt '
-                    || j.attempts || CASE WHEN stale.exhausted THEN ', the last one' ELSE '' END,
-       completed_at = CASE WHEN stale.exhausted THEN now() ELSE NULL END,
-       run_at = CASE WHEN stale.exhausted THEN now()
-                     ELSE now() + GREATEST(0, round(stale.capped_ms
-                                  * (1 + stale.jitter * (2 * random() - 1))))
-                                * interval '1 millisecond' END,
-       worker_id = NULL, heartbeat_at = NULL, updated_at = now()
-     FROM stale WHERE j.id = stale.id
-     RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at`,
-    [
-      REAPER_ADVISORY_LOCK_KEY,
-      staleAfterMs,
-      fallback.maxAttempts,
-      fallback.baseDelayMs,
-      fallback.maxDelayMs,
-      fallback.jitter,
-    ],
-  );
+  const queue = queueSchema(schema);
+  return queryRows<RescuedJobRow>(db, queue.statement(RESCUE_STALE_JOBS), [
+    queue.reaperLockKey,
+    staleAfterMs,
+    fallback.maxAttempts,
+    fallback.baseDelayMs,
+    fallback.maxDelayMs,
+    fallback.jitter,
+  ]);
 }

@@ -1,4 +1,23 @@
 import { Queryable, queryRows, JobRow } from './queryable';
+import { QueueSchema, queueSchema } from './queue-schema';
+
+const UPDATE_PROGRESS = (schema: QueueSchema): string => `
+  UPDATE ${schema.jobs} SET
+    progress = $2::smallint,
+    current_stage = CASE WHEN $3::boolean THEN $4::text ELSE current_stage END,
+    events_count = events_count + 1,
+    updated_at = pg_catalog.now()
+  WHERE id = $1::bigint AND status IN ('pending', 'claimed', 'running')
+  RETURNING *`;
+
+const UPDATE_RUN_PROGRESS = (schema: QueueSchema): string => `
+  UPDATE ${schema.jobs} SET
+    progress = $3::smallint,
+    current_stage = CASE WHEN $4::boolean THEN $5::text ELSE current_stage END,
+    events_count = events_count + 1,
+    updated_at = pg_catalog.now()
+  WHERE id = $1::bigint AND run_token = $2::integer AND status IN ('claimed', 'running')
+  RETURNING id`;
 
 /**
  * Records progress (and the stage, when given) on an unfinished job, whichever run holds it: a
@@ -7,21 +26,17 @@ import { Queryable, queryRows, JobRow } from './queryable';
  */
 export async function updateProgressRow(
   db: Queryable,
+  schema: string,
   id: string,
   progress: number,
   stage: string | undefined,
 ): Promise<JobRow | undefined> {
-  const [row] = await queryRows(
-    db,
-    `UPDATE jobs SET
-       progress = $2,
-       current_stage = CASE WHEN $3::boolean THEN $4 ELSE current_stage END,
-       events_count = events_count + 1,
-       updated_at = now()
-     WHERE id = $1 AND status IN ('pending', 'claimed', 'running')
-     RETURNING *`,
-    [id, progress, stage !== undefined, stage ?? null],
-  );
+  const [row] = await queryRows(db, queueSchema(schema).statement(UPDATE_PROGRESS), [
+    id,
+    progress,
+    stage !== undefined,
+    stage ?? null,
+  ]);
   return row;
 }
 
@@ -32,21 +47,18 @@ export async function updateProgressRow(
  */
 export async function updateRunProgress(
   db: Queryable,
+  schema: string,
   id: string,
   runToken: number,
   progress: number,
   stage: string | undefined,
 ): Promise<boolean> {
-  const rows = await queryRows(
-    db,
-    `UPDATE jobs SET
-       progress = $3,
-       current_stage = CASE WHEN $4::boolean THEN $5 ELSE current_stage END,
-       events_count = events_count + 1,
-       updated_at = now()
-     WHERE id = $1 AND run_token = $2 AND status IN ('claimed', 'running')
-     RETURNING id`,
-    [id, runToken, progress, stage !== undefined, stage ?? null],
-  );
+  const rows = await queryRows(db, queueSchema(schema).statement(UPDATE_RUN_PROGRESS), [
+    id,
+    runToken,
+    progress,
+    stage !== undefined,
+    stage ?? null,
+  ]);
   return rows.length > 0;
 }

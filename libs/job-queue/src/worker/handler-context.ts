@@ -18,6 +18,7 @@ export class HandlerContext implements JobContext {
   constructor(
     private readonly entry: RunningJob,
     private readonly dataSource: DataSource,
+    private readonly schema: string,
     private readonly progressThrottleMs: number,
     private readonly superseded: SupersededWrites,
   ) {}
@@ -39,6 +40,7 @@ export class HandlerContext implements JobContext {
   progress = (percent: number, stage?: string): Promise<void> => {
     this.reporter ??= new JobProgressReporter(
       this.dataSource,
+      this.schema,
       this.entry,
       this.progressThrottleMs,
       this.logger,

@@ -225,7 +225,7 @@ export class JobCompleter {
 
   /** One outcome write; resolves with the outcomes that changed nothing. */
   private finish(outcomes: readonly JobOutcome[]): Promise<SupersededOutcome[]> {
-    return finishJobs(this.dataSource, this.options.workerId, outcomes);
+    return finishJobs(this.dataSource, this.options.schema, this.options.workerId, outcomes);
   }
 
   private recordSuperseded(superseded: SupersededOutcome[]): void {

@@ -97,6 +97,7 @@ export class JobExecutor {
     const ctx = new HandlerContext(
       entry,
       this.dataSource,
+      this.options.schema,
       this.options.progressThrottleMs,
       this.running.superseded,
     );

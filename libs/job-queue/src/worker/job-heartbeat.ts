@@ -62,7 +62,9 @@ export class JobHeartbeat {
     const entries = this.running.all();
     const runs = [...this.running.runs(), ...this.completer.pendingRuns()];
     if (runs.length === 0) return 0;
-    const held = new Set(await heartbeatJobs(this.dataSource, this.options.workerId, runs));
+    const held = new Set(
+      await heartbeatJobs(this.dataSource, this.options.schema, this.options.workerId, runs),
+    );
     let aborted = 0;
     for (const entry of entries) {
       // A run that settled meanwhile may have finished its job: only those still going count.

@@ -1,15 +1,20 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, QueryRunner } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOBS_CANCELLED_CHANNEL,
-  JOBS_INSERTED_CHANNEL,
-} from '../job-queue.constants';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { QueueSchema, queueSchema } from '../sql/queue-schema';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { RunningJobs } from './running-jobs';
+
+// LISTEN takes an identifier, not a parameter; the channels are made from the validated schema
+// name (lowercase letters, digits, _), quoted all the same.
+const LISTEN_INSERTED = (schema: QueueSchema): string => `LISTEN "${schema.insertedChannel}"`;
+const LISTEN_CANCELLED = (schema: QueueSchema): string => `LISTEN "${schema.cancelledChannel}"`;
+const UNLISTEN_INSERTED = (schema: QueueSchema): string => `UNLISTEN "${schema.insertedChannel}"`;
+const UNLISTEN_CANCELLED = (schema: QueueSchema): string => `UNLISTEN "${schema.cancelledChannel}"`;
 
 interface NotifyingClient {
   on(
@@ -21,7 +26,9 @@ interface NotifyingClient {
 }
 
 /**
- * Holds one pooled connection in LISTEN on two channels:
+ * Holds one pooled connection in LISTEN on two channels, both the queue schema's own
+ * (`<schema>_jobs_inserted`, `<schema>_job_cancelled`: a queue in another schema of the same
+ * database neither wakes this worker nor cancels its runs):
  * - jobs inserted: calls `onNotify` for each notification, so an idle worker starts a new job in
  *   about a millisecond instead of at the next poll;
  * - job cancelled (`<id>:<run token>`, sent by `cancel()` as it commits): aborts that very run's
@@ -40,11 +47,15 @@ export class JobListener {
   private stopped = true;
   private retryTimer: NodeJS.Timeout | undefined;
   private onNotify: () => void = () => undefined;
+  private readonly schema: QueueSchema;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
-  ) {}
+  ) {
+    this.schema = queueSchema(options.schema);
+  }
 
   async start(onNotify: () => void): Promise<void> {
     this.onNotify = onNotify;
@@ -63,14 +74,15 @@ export class JobListener {
     const queryRunner = this.dataSource.createQueryRunner();
     try {
       const client = (await queryRunner.connect()) as NotifyingClient;
+      const { insertedChannel, cancelledChannel } = this.schema;
       client.on('notification', (message) => {
-        if (message.channel === JOBS_INSERTED_CHANNEL) this.onNotify();
-        else if (message.channel === JOBS_CANCELLED_CHANNEL) this.cancelled(message.payload);
+        if (message.channel === insertedChannel) this.onNotify();
+        else if (message.channel === cancelledChannel) this.cancelled(message.payload);
       });
       client.on('error', (error) => this.lost(error));
       client.on('end', () => this.lost());
-      await queryRunner.query(`LISTEN ${JOBS_INSERTED_CHANNEL}`);
-      await queryRunner.query(`LISTEN ${JOBS_CANCELLED_CHANNEL}`);
+      await queryRunner.query(this.schema.statement(LISTEN_INSERTED));
+      await queryRunner.query(this.schema.statement(LISTEN_CANCELLED));
       this.queryRunner = queryRunner;
       if (this.backoff.failing) this.logger.log('LISTEN connection re-established');
       this.backoff.succeeded();
@@ -115,8 +127,8 @@ export class JobListener {
     const queryRunner = this.queryRunner;
     this.queryRunner = undefined;
     if (!queryRunner) return;
-    await queryRunner.query(`UNLISTEN ${JOBS_INSERTED_CHANNEL}`).catch(() => undefined);
-    await queryRunner.query(`UNLISTEN ${JOBS_CANCELLED_CHANNEL}`).catch(() => undefined);
+    await queryRunner.query(this.schema.statement(UNLISTEN_INSERTED)).catch(() => undefined);
+    await queryRunner.query(this.schema.statement(UNLISTEN_CANCELLED)).catch(() => undefined);
     await this.release(queryRunner);
   }
 

@@ -225,7 +225,13 @@ export class JobPoller {
       return undefined;
     }
     const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
-      claimAndStartJobs(queryRunner, this.options.workerId, { ...this.claimPolicy!, caps }, limit),
+      claimAndStartJobs(
+        queryRunner,
+        this.options.schema,
+        this.options.workerId,
+        { ...this.claimPolicy!, caps },
+        limit,
+      ),
     );
     for (const job of jobs) this.executor.start(job);
     this.saturated = jobs.length === limit;

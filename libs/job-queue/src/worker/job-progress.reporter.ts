@@ -30,6 +30,7 @@ export class JobProgressReporter {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly schema: string,
     private readonly run: RunningJob,
     private readonly throttleMs: number,
     private readonly logger: Logger,
@@ -72,7 +73,14 @@ export class JobProgressReporter {
     this.unwritten = undefined;
     this.lastWriteAt = Date.now();
     const { job, token } = this.run;
-    this.writing = updateRunProgress(this.dataSource, job.id, token, value.progress, value.stage)
+    this.writing = updateRunProgress(
+      this.dataSource,
+      this.schema,
+      job.id,
+      token,
+      value.progress,
+      value.stage,
+    )
       .then((landed) => {
         if (landed) return;
         this.superseded.record('progress', job.id, token);

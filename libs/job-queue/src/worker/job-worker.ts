@@ -149,7 +149,11 @@ export class JobWorker {
     await this.completer.drain(Math.max(deadline, Date.now() + 1_000));
     await this.heartbeat.stop();
     try {
-      const released = await releaseWorkerJobs(this.dataSource, this.options.workerId);
+      const released = await releaseWorkerJobs(
+        this.dataSource,
+        this.options.schema,
+        this.options.workerId,
+      );
       if (released.length > 0) {
         this.logger.log(`Handed ${released.length} unfinished job(s) back to the queue`);
       }

@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import { SCHEMA_NAME_PATTERN } from '../job-queue.constants';
+
+/** Makes one statement's text for a schema; see `QueueSchema.statement`. */
+export type StatementBuilder = (schema: QueueSchema) => string;
+
+/**
+ * The names of one queue schema's objects as SQL writes them, and the statements that use them,
+ * each built once per schema.
+ *
+ * Name resolution: every object of the queue is named with its schema (`"job_queue".jobs`), every
+ * built-in function the statements call is named `pg_catalog.` (`pg_catalog.now()`), and every
+ * operator's operands have types of which `pg_catalog` holds an exact operator (the text columns
+ * are `text`, parameters are cast): with `pg_catalog` searched first, as it is unless a
+ * `search_path` names it later, nothing a role creates in `public` (or any other schema on the
+ * path) is a candidate, or a better one. The functions of the migrations go further: they run
+ * with `search_path = pg_catalog, pg_temp`.
+ */
+export class QueueSchema {
+  /** `"job_queue"`. */
+  readonly quoted: string;
+  /** The jobs table: `"job_queue".jobs`. */
+  readonly jobs: string;
+  /** The claim function: `"job_queue".claim_job_batch`. */
+  readonly claimJobBatch: string;
+  /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
+  readonly notifyInserted: string;
+  /** What the insert trigger notifies: `<schema>_jobs_inserted`. */
+  readonly insertedChannel: string;
+  /** What `cancel()` notifies, with `<job id>:<run token>`: `<schema>_job_cancelled`. */
+  readonly cancelledChannel: string;
+  /** The reaper's advisory lock key, a bigint as decimal text; see `reaperLockKey`. */
+  readonly reaperLockKey: string;
+  private readonly statements = new Map<StatementBuilder, string>();
+
+  constructor(readonly name: string) {
+    // Checked again here (the options check it first, naming the option): the name goes into SQL
+    // text, quoted, and must be an identifier with nothing to escape.
+    if (!SCHEMA_NAME_PATTERN.test(name)) throw new Error(`Not a queue schema name: ${name}`);
+    this.quoted = `"${name}"`;
+    this.jobs = `${this.quoted}.jobs`;
+    this.claimJobBatch = `${this.quoted}.claim_job_batch`;
+    this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
+    this.insertedChannel = `${name}_jobs_inserted`;
+    this.cancelledChannel = `${name}_job_cancelled`;
+    this.reaperLockKey = reaperLockKey(name);
+  }
+
+  /** `build(this)`, made at the first call and kept: hot paths look their text up. */
+  statement(build: StatementBuilder): string {
+    let text = this.statements.get(build);
+    if (text === undefined) {
+      text = build(this);
+      this.statements.set(build, text);
+    }
+    return text;
+  }
+}
+
+const schemas = new Map<string, QueueSchema>();
+
+/** The `QueueSchema` of a (validated) schema name, one per name. */
+export function queueSchema(name: string): QueueSchema {
+  let schema = schemas.get(name);
+  if (!schema) {
+    schema = new QueueSchema(name);
+    schemas.set(name, schema);
+  }
+  return schema;
+}
+
+/**
+ * The key of the advisory lock that lets one reaper of a schema act at a time: the first 8 bytes
+ * of SHA-256 of `nest-pg-job-queue:<schema>`, as a signed 64-bit integer. Advisory locks are per
+ * database, so queues in two schemas of one database reap independently, and the key is no
+ * constant another application could happen to use. The same value in SQL:
+ * `('x' || left(encode(sha256(convert_to('nest-pg-job-queue:' || schema, 'UTF8')), 'hex'), 16))::bit(64)::bigint`.
+ */
+export function reaperLockKey(schema: string): string {
+  const digest = createHash('sha256').update(`nest-pg-job-queue:${schema}`, 'utf8').digest();
+  return digest.readBigInt64BE(0).toString();
+}
