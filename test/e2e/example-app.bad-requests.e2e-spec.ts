@@ -65,13 +65,15 @@ const CASES: BadRequest[] = [
   { ...post('/jobs/abc/retry', undefined, 'retry: non-numeric id', 'id') },
   { ...post(`/jobs/${UNKNOWN_ID}/retry`, undefined, 'retry: unknown id', 'id'), status: 404 },
   // GET /jobs paging and filters
-  get('/jobs?page=abc', 'non-numeric page', 'page'),
-  get('/jobs?page=0', 'page 0', 'page'),
-  get('/jobs?page=1.5', 'fractional page', 'page'),
-  get('/jobs?page=1&page=2', 'page given twice', 'page'),
-  get('/jobs?pageSize=ten', 'non-numeric pageSize', 'pageSize'),
-  get('/jobs?pageSize=0', 'pageSize 0', 'pageSize'),
-  get('/jobs?pageSize=201', 'pageSize above the maximum', 'pageSize'),
+  get('/jobs?page=2', 'offset paging (pages are walked by cursor now)', 'page'),
+  get('/jobs?pageSize=20', 'offset page size (limit now)', 'pageSize'),
+  get('/jobs?limit=ten', 'non-numeric limit', 'limit'),
+  get('/jobs?limit=0', 'limit 0', 'limit'),
+  get('/jobs?limit=1.5', 'fractional limit', 'limit'),
+  get('/jobs?limit=1&limit=2', 'limit given twice', 'limit'),
+  get('/jobs?limit=201', 'limit above the maximum', 'limit'),
+  get('/jobs?cursor=abc!', 'cursor not base64url', 'cursor'),
+  get('/jobs?cursor=eyJpZCI6ImFiYyJ9', 'cursor of a non-numeric id', 'cursor'),
   get('/jobs?status=done', 'unknown status', 'status'),
   get('/jobs?status=PENDING', 'status in capitals', 'status'),
   get('/jobs?type=', 'empty type', 'type'),
@@ -180,7 +182,7 @@ describe('example app: bad requests', () => {
 
   it('enqueued nothing for any of them', async () => {
     const { body } = await example.http().get('/jobs').expect(200);
-    expect(body).toEqual({ items: [], total: 0, page: 1, pageSize: 50 });
+    expect(body).toEqual({ items: [], nextCursor: null });
   });
 
   it('accepts the well-formed versions of the same requests', async () => {
@@ -188,10 +190,9 @@ describe('example app: bad requests', () => {
     await example.http().post('/images/bulk').send({ count: 2, prefix: 'p' }).expect(201);
     await example.http().post('/reports').send({ month: '2026-11' }).expect(201);
     await example.http().get(`/jobs/${upload.body.id}`).expect(200);
-    await example
-      .http()
-      .get('/jobs?status=pending&type=image.process&page=1&pageSize=200')
-      .expect(200);
+    await example.http().get('/jobs?status=pending&type=image.process&limit=200').expect(200);
+    const page = await example.http().get('/jobs?limit=1').expect(200);
+    await example.http().get('/jobs').query({ cursor: page.body.nextCursor }).expect(200);
     await example.http().get('/jobs/stale?olderThanMinutes=0').expect(200);
   });
 });
