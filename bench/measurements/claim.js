@@ -40,6 +40,18 @@ const insertReady = (client, type, n) =>
     [type, n],
   );
 
+/**
+ * What an enqueue with a delay writes as a job's status: `scheduled` where the table has that
+ * status (a job due later waits out of the claim's index until staged), else `pending`.
+ */
+async function scheduledStatus(client) {
+  const { rows } = await client.query(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+      WHERE conrelid = '${JOBS}'::regclass AND conname = 'jobs_status_check'`,
+  );
+  return /'scheduled'/.test(rows[0]?.def ?? '') ? 'scheduled' : 'pending';
+}
+
 const fills = {
   // Completed jobs as the worker leaves them: attempts 1, timestamps set, result null.
   finished: (client, rows) =>
@@ -54,15 +66,16 @@ const fills = {
       [TYPE],
     ),
   // Jobs of the claimed type due a day from now, enqueued an hour ago: ahead of the ready jobs
-  // in the claim's order (priority, then created_at), as jobs scheduled earlier are.
-  scheduled: (client, rows) =>
+  // in the claim's order (priority, then created_at), as jobs scheduled earlier are. Their status
+  // is the one the library's enqueue gives a job due later (see scheduledStatus).
+  scheduled: async (client, rows) =>
     insertSeries(
       client,
       rows,
-      'job_type, data, created_at, updated_at, run_at',
-      `$2, jsonb_build_object('i', g), now() - interval '1 hour', now() - interval '1 hour',
+      'job_type, status, data, created_at, updated_at, run_at',
+      `$2, $3, jsonb_build_object('i', g), now() - interval '1 hour', now() - interval '1 hour',
        now() + interval '1 day'`,
-      [TYPE],
+      [TYPE, await scheduledStatus(client)],
     ),
   // Ready jobs of a type this claim does not ask for, enqueued an hour ago.
   otherType: (client, rows) =>
