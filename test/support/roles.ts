@@ -21,11 +21,11 @@ export function sqlOn(url: string): TestSql {
   };
 }
 
-/** `url` with `role` as its user (the test server trusts local connections: no password). */
-export function urlAs(url: string, role: string): string {
+/** `url` with `role` and its password as the user. */
+function urlAs(url: string, role: string, password: string): string {
   const parsed = new URL(url);
   parsed.username = role;
-  parsed.password = '';
+  parsed.password = password;
   return parsed.toString();
 }
 
@@ -45,13 +45,18 @@ export async function createTestRole(prefix: string, databaseUrl: string): Promi
   const serverUrl = process.env[SERVER_URL_ENV];
   if (!serverUrl) throw new Error(`${SERVER_URL_ENV} is unset: run the tests through jest.`);
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  // Names are ours (a fixed prefix and hex), never input: a role name cannot be a parameter.
+  // A password of its own: the machine's server trusts local connections, but the embedded
+  // fallback asks for one (scram-sha-256).
+  const password = randomBytes(12).toString('hex');
+  // Name and password are ours (a fixed prefix and hex), never input: neither can be a parameter.
   await withAdminClient(serverUrl, (client) =>
-    client.query(`CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE`),
+    client.query(
+      `CREATE ROLE ${name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '${password}'`,
+    ),
   );
   return {
     name,
-    url: urlAs(databaseUrl, name),
+    url: urlAs(databaseUrl, name, password),
     drop: () =>
       withAdminClient(serverUrl, (client) => client.query(`DROP ROLE IF EXISTS ${name}`)).then(
         () => undefined,
