@@ -273,6 +273,7 @@ describe('example app: the three scenarios over HTTP', () => {
     await waitUntilNoImageJobUnfinished();
     const { body: stats } = await example.http().get('/jobs/stats').expect(200);
     expect(stats['image.process']).toEqual({
+      scheduled: 0,
       pending: 0,
       claimed: 0,
       running: 0,

@@ -25,12 +25,13 @@ interface HostApp {
   close(): Promise<void>;
 }
 
-/** The three intervals a worker registers, by name. */
+/** The four intervals a worker registers, by name. */
 function queueIntervals(workerId: string): string[] {
   return [
     `job-queue:poll:${workerId}`,
     `job-queue:heartbeat:${workerId}`,
     `job-queue:reaper:${workerId}`,
+    `job-queue:stager:${workerId}`,
   ];
 }
 

@@ -88,6 +88,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
         `job-queue:heartbeat:${app.workerId}`,
         `job-queue:poll:${app.workerId}`,
         `job-queue:reaper:${app.workerId}`,
+        `job-queue:stager:${app.workerId}`,
       ].sort(),
     );
     await app.close(); // the tests below have their own worker for this type
@@ -156,7 +157,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
 
     await Promise.all([worker.start(), worker.start()]);
     expect(worker.isRunning).toBe(true);
-    expect(intervals(app)).toHaveLength(3);
+    expect(intervals(app)).toHaveLength(4);
     await Promise.all([worker.stop(), worker.stop()]);
     expect(intervals(app)).toEqual([]);
 

@@ -87,7 +87,8 @@ describe('reaper: a node without the handler applies the row’s policy', () => 
       },
       { description: `the reaper to take job ${backedOff.id} back` },
     );
-    expect(backedOffRow).toMatchObject({ status: JobStatus.Pending, attempts: 1 });
+    // Backed off: scheduled until its run_at.
+    expect(backedOffRow).toMatchObject({ status: JobStatus.Scheduled, attempts: 1 });
     const { baseDelayMs, jitter } = BACKED_OFF_POLICY;
     expect(backedOffRow.delay_ms).toBeGreaterThanOrEqual(baseDelayMs * (1 - jitter) - 1);
     expect(backedOffRow.delay_ms).toBeLessThanOrEqual(baseDelayMs * (1 + jitter) + 1);

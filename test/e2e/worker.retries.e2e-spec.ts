@@ -19,7 +19,9 @@ describe('worker: retries', () => {
 
   beforeAll(async () => {
     worker = await file.start({
-      queueOptions: { worker: { concurrency: 10, pollIntervalMs: 20 } },
+      // Retries wait as scheduled: stage them as often as the poll runs, so the gaps are the
+      // backoff's own.
+      queueOptions: { worker: { concurrency: 10, pollIntervalMs: 20 }, stagerIntervalMs: 20 },
       providers: [RetryHandlers],
     });
     handlers = worker.app.get(RetryHandlers);

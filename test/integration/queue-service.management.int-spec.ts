@@ -1,4 +1,5 @@
 import { Job, JobStatus } from 'nest-pg-job-queue';
+import { ScheduledJobStager } from '../../libs/job-queue/src/maintenance/scheduled-job-stager';
 import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService: management API', () => {
@@ -86,8 +87,9 @@ describe('QueueService: management API', () => {
       expect(future).toBe(true);
     });
 
-    it('a delayed job is not claimable until run_at, then it is', async () => {
+    it('a delayed job waits as scheduled: not claimable until staged at run_at, then it is', async () => {
       const delayed = await app.queue.enqueue('claim_me', {}, { delayMs: 60_000 });
+      expect(delayed.status).toBe(JobStatus.Scheduled);
       const claim = (at: Date): Promise<Array<{ id: string }>> =>
         app.dataSource.query(
           `SELECT id FROM job_queue.claim_job_batch('w', ARRAY['claim_me'], 10, $1)`,
@@ -95,7 +97,10 @@ describe('QueueService: management API', () => {
         );
 
       // (Dates hold milliseconds, run_at microseconds: step 1 ms either side.)
-      expect(await claim(new Date(delayed.runAt.getTime() - 1))).toEqual([]);
+      const stage = (at: Date) => app.module.get(ScheduledJobStager).stageOnce(at);
+      expect(await stage(new Date(delayed.runAt.getTime() - 1))).toBe(0);
+      expect(await claim(new Date(delayed.runAt.getTime() + 1))).toEqual([]); // still scheduled
+      expect(await stage(new Date(delayed.runAt.getTime() + 1))).toBe(1);
       expect(await claim(new Date(delayed.runAt.getTime() + 1))).toEqual([{ id: delayed.id }]);
     });
   });
@@ -211,10 +216,27 @@ describe('QueueService: management API', () => {
       await update(emails[2].id, `status = 'running'`);
       await update(reports[0].id, `status = 'failed'`);
       await app.queue.cancel(reports[1].id);
+      await app.queue.enqueue('report', {}, { delayMs: 3_600_000 });
 
       expect(await app.queue.stats()).toEqual({
-        email: { pending: 2, claimed: 0, running: 1, completed: 2, failed: 0, cancelled: 0 },
-        report: { pending: 1, claimed: 0, running: 0, completed: 0, failed: 1, cancelled: 1 },
+        email: {
+          scheduled: 0,
+          pending: 2,
+          claimed: 0,
+          running: 1,
+          completed: 2,
+          failed: 0,
+          cancelled: 0,
+        },
+        report: {
+          scheduled: 1,
+          pending: 1,
+          claimed: 0,
+          running: 0,
+          completed: 0,
+          failed: 1,
+          cancelled: 1,
+        },
       });
     });
   });

@@ -72,7 +72,10 @@ describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
       // Jittered: twenty draws are not all one value.
       expect(new Set(delays).size).toBeGreaterThan(1);
     }
-    expect(rows.every((row) => row.status === 'pending')).toBe(true);
+    // Each backs off: scheduled until its run_at (pending only when the delay came out 0).
+    expect(rows.every((row) => row.status === (row.delay_ms > 0 ? 'scheduled' : 'pending'))).toBe(
+      true,
+    );
   });
 
   it('equals retryDelayMs exactly without jitter, the cap included', async () => {
@@ -85,7 +88,7 @@ describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
     await staleRows(POLICY, 5);
     const rows = await rescue();
     for (const row of rows) {
-      expect(row.status).toBe(row.attempts >= 5 ? 'failed' : 'pending');
+      expect(row.status).toBe(row.attempts >= 5 ? 'failed' : 'scheduled');
       if (row.status === 'failed') expect(row.delay_ms).toBe(0);
     }
   });
@@ -94,8 +97,8 @@ describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
     await staleRows(null, null);
     const rows = await rescue();
     for (const row of rows) {
-      expect(row.status).toBe(row.attempts >= FALLBACK.maxAttempts ? 'failed' : 'pending');
-      if (row.status === 'pending') {
+      expect(row.status).toBe(row.attempts >= FALLBACK.maxAttempts ? 'failed' : 'scheduled');
+      if (row.status === 'scheduled') {
         expect(row.delay_ms).toBe(retryDelayMs(row.attempts, FALLBACK));
       }
     }

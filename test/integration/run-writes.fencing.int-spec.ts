@@ -85,7 +85,12 @@ describe('writes of a run are fenced by its token', () => {
     expect(
       await finishJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [{ ...retry, runToken: 2 }]),
     ).toEqual([]);
-    expect(await row(id)).toMatchObject({ status: 'pending', progress: 99, current_stage: 'late' });
+    // A retry with a delay waits as scheduled.
+    expect(await row(id)).toMatchObject({
+      status: 'scheduled',
+      progress: 99,
+      current_stage: 'late',
+    });
   });
 
   it('writes the progress of the current run only, and of none once the job is not held', async () => {

@@ -15,6 +15,7 @@ import { JobHandlerMetadataAccessor } from './discovery/job-handler-metadata.acc
 import { JobHandlerExplorer } from './discovery/job-handler.explorer';
 import { JobHandlerRegistry } from './discovery/job-handler.registry';
 import { StaleJobReaper } from './maintenance/stale-job-reaper';
+import { ScheduledJobStager } from './maintenance/scheduled-job-stager';
 import { JobCompleter } from './worker/job-completer';
 import { JobExecutor } from './worker/job-executor';
 import { JobHeartbeat } from './worker/job-heartbeat';
@@ -40,6 +41,7 @@ const coreProviders = [
   JobListener,
   JobHeartbeat,
   StaleJobReaper,
+  ScheduledJobStager,
   JobWorker,
   JobWorkerOrchestrator,
 ];

@@ -15,6 +15,7 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_PROGRESS_THROTTLE_MS,
   DEFAULT_REAPER_INTERVAL_MS,
+  DEFAULT_STAGER_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_SCHEMA,
   DEFAULT_STALE_AFTER_MS,
@@ -58,6 +59,7 @@ export interface ResolvedJobQueueOptions {
   staleAfterMs: number;
   heartbeatIntervalMs: number;
   reaperIntervalMs: number;
+  stagerIntervalMs: number;
   shutdownTimeoutMs: number;
   defaultMaxAttempts: number;
   backoff: ResolvedBackoff;
@@ -78,6 +80,7 @@ const MODULE_KEYS = [
   'staleAfterMs',
   'heartbeatIntervalMs',
   'reaperIntervalMs',
+  'stagerIntervalMs',
   'shutdownTimeoutMs',
   'defaultMaxAttempts',
   'backoff',
@@ -261,6 +264,12 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       'reaperIntervalMs',
       raw.reaperIntervalMs,
       DEFAULT_REAPER_INTERVAL_MS,
+      1,
+    ),
+    stagerIntervalMs: intOption(
+      'stagerIntervalMs',
+      raw.stagerIntervalMs,
+      DEFAULT_STAGER_INTERVAL_MS,
       1,
     ),
     shutdownTimeoutMs: intOption(

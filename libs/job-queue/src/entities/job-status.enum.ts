@@ -1,11 +1,15 @@
 /**
- * Where a job is in its life: `pending → claimed → running → completed`, with `failed` and
- * `cancelled` as the other two finished states. The values are stored as-is in `jobs.status`
+ * Where a job is in its life: `scheduled → pending → claimed → running → completed`, with
+ * `failed` and `cancelled` as the other two finished states. A job whose `run_at` is later than
+ * its insert (a delay, the backoff of a retry or of a rescued run) waits as `scheduled`, out of
+ * the claim's way, until the stager moves it to `pending` once due; a job due at once starts at
+ * `pending`. The values are stored as-is in `jobs.status`
  * and listed again in the table's CHECK constraint.
  *
  * @publicApi
  */
 export enum JobStatus {
+  Scheduled = 'scheduled',
   Pending = 'pending',
   Claimed = 'claimed',
   Running = 'running',
@@ -16,6 +20,7 @@ export enum JobStatus {
 
 /** States a job can still leave; `uniqueKey` is unique among jobs in these states. */
 export const UNFINISHED_JOB_STATUSES: readonly JobStatus[] = [
+  JobStatus.Scheduled,
   JobStatus.Pending,
   JobStatus.Claimed,
   JobStatus.Running,

@@ -50,6 +50,12 @@ export interface JobQueueModuleOptions {
   heartbeatIntervalMs?: number;
   /** How often the reaper looks for stale jobs. Default: 15000. */
   reaperIntervalMs?: number;
+  /**
+   * How often each worker's stager moves `scheduled` jobs that are due to `pending`: a delayed
+   * job, or a retry after its backoff, starts at most about this long after its `run_at`.
+   * Default: 1000.
+   */
+  stagerIntervalMs?: number;
   /** On shutdown, how long running handlers may take before they are aborted. Default: 10000. */
   shutdownTimeoutMs?: number;
   /** Attempts of a job whose handler and enqueue name none. Default: 3. */

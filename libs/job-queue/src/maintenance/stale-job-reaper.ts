@@ -13,7 +13,7 @@ import { databaseErrorText } from '../errors/database-error.util';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
- * `staleAfterMs`: back to `pending` after their backoff, or `failed` when that was their last
+ * `staleAfterMs`: back to `scheduled` (then `pending`) after their backoff, or `failed` when that was their last
  * attempt, so no job stays claimed forever. The limit and backoff are each job's row's, not this
  * node's handlers' (it may have none of them): every node reaps alike. Every worker runs one; an
  * advisory lock lets one act at a time.
@@ -62,7 +62,7 @@ export class StaleJobReaper {
         `Recovered stale job ${job.id} (${job.job_type}) from worker ${job.worker_id ?? '?'}: ` +
           (job.status === 'failed'
             ? 'no attempts left, now failed'
-            : `back to pending, to run again from ${job.run_at.toISOString()}`),
+            : `back to ${job.status}, to run again from ${job.run_at.toISOString()}`),
       );
     }
     return rescued;

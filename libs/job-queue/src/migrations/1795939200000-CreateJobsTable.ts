@@ -42,7 +42,8 @@ async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> 
       result         jsonb,
       updated_at     timestamptz NOT NULL DEFAULT now(),
       CONSTRAINT jobs_status_check
-        CHECK (status IN ('pending', 'claimed', 'running', 'completed', 'failed', 'cancelled')),
+        CHECK (status IN ('scheduled', 'pending', 'claimed', 'running', 'completed', 'failed',
+                          'cancelled')),
       CONSTRAINT jobs_progress_check CHECK (progress BETWEEN 0 AND 100),
       CONSTRAINT jobs_attempts_check CHECK (attempts >= 0 AND (max_attempts IS NULL OR max_attempts >= 1)),
       CONSTRAINT jobs_job_type_length_check CHECK (char_length(job_type) <= 255),
@@ -51,10 +52,16 @@ async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> 
       CONSTRAINT jobs_unique_key_length_check CHECK (char_length(unique_key) <= 255)
     )
   `);
-  // At most one unfinished job per key; finished jobs keep their key for the record.
+  // At most one unfinished job per key (a scheduled one holds its key too); finished jobs keep
+  // their key for the record.
   await queryRunner.query(`
     CREATE UNIQUE INDEX jobs_unique_key_idx ON ${schema.jobs} (unique_key)
-      WHERE unique_key IS NOT NULL AND status IN ('pending', 'claimed', 'running')
+      WHERE unique_key IS NOT NULL AND status IN ('scheduled', 'pending', 'claimed', 'running')
+  `);
+  // The stager's queue: scheduled jobs by due time, so each pass reads only the due ones. Jobs
+  // not yet due live here, not in the claim's index, which then holds only claimable rows.
+  await queryRunner.query(`
+    CREATE INDEX jobs_scheduled_idx ON ${schema.jobs} (run_at) WHERE status = 'scheduled'
   `);
   // The reaper and findStale() look only at held jobs, ordered by lease age.
   await queryRunner.query(`
@@ -98,6 +105,11 @@ async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void
 }
 
 /**
+ * Lifecycle: `scheduled → pending → claimed → running → completed` (or `failed`); a job enters
+ * at `scheduled` when its `run_at` is later than the insert's now() (delay, backoff of a retry or
+ * a rescue) and at `pending` otherwise; the stager moves due `scheduled` jobs to `pending`.
+ * `cancelled` from any unfinished state.
+ *
  * The queue's schema (unless it exists already), and in it the `jobs` table with the seed's
  * columns (names kept) plus `run_at`, `heartbeat_at`, `unique_key`, `result`, `updated_at`,
  * `run_token` and the backoff columns, the indexes that are not about claiming, and the insert

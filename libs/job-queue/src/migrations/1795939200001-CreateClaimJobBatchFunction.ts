@@ -18,7 +18,9 @@ import { MigrationClass, schemaMigration } from './schema-migration';
  *
  * Shape: each type's queue is the head of `jobs_claim_idx` (led by job_type, then the claim's
  * order), read with `LIMIT` so the claim reads a few index entries per type however many
- * finished, later or other-type rows the table holds.
+ * finished, later or other-type rows the table holds. Jobs due later are `scheduled`, outside
+ * that index, until the stager makes them `pending` once due; `run_at <= now` stays as a
+ * safeguard (a row made `pending` by hand with a later `run_at`) and costs nothing otherwise.
  * - One type open: lock its first `cap` claimable rows (SKIP LOCKED), as a plain claim would.
  * - Several: first read each type's head without locking (`heads`), merge those few rows in the
  *   one order and cut to the batch: that says how many each type gets (`shares`); then lock that
@@ -157,7 +159,7 @@ const CLAIM_JOB_BATCH_SIGNATURE = (schema: QueueSchema): string =>
  * optional `p_now`, `p_start`, per-type caps and policy (see `claimJobBatchQueryV1`); and the
  * partial index the claim walks: led by job_type, then exactly the claim's order, over pending
  * rows only, so each type's head is a few index entries however many finished rows, jobs of
- * other types or jobs due later the table holds.
+ * other types or jobs due later (`scheduled`, see `jobs_scheduled_idx`) the table holds.
  */
 export function createClaimJobBatchFunctionFor(schema: QueueSchema): MigrationClass {
   return schemaMigration('CreateClaimJobBatchFunction', 1795939200001, schema, up, down);

@@ -5,7 +5,7 @@ const CANCEL_JOB = (schema: QueueSchema): string => `
   WITH cancelled AS (
     UPDATE ${schema.jobs} SET status = 'cancelled', completed_at = pg_catalog.now(),
                               updated_at = pg_catalog.now()
-    WHERE id = $1::bigint AND status IN ('pending', 'claimed', 'running')
+    WHERE id = $1::bigint AND status IN ('scheduled', 'pending', 'claimed', 'running')
     RETURNING *
   )
   SELECT cancelled.* FROM cancelled

@@ -3,7 +3,7 @@ import { QueueSchema, queueSchema } from './queue-schema';
 
 const FIND_UNFINISHED_BY_UNIQUE_KEYS = (schema: QueueSchema): string => `
   SELECT * FROM ${schema.jobs}
-  WHERE unique_key = ANY($1::text[]) AND status IN ('pending', 'claimed', 'running')`;
+  WHERE unique_key = ANY($1::text[]) AND status IN ('scheduled', 'pending', 'claimed', 'running')`;
 
 /** The unfinished jobs holding these unique keys (what a duplicate enqueue returns). */
 export function findUnfinishedByUniqueKeys(

@@ -10,6 +10,10 @@ export interface JobOutcome {
    * again since is left alone.
    */
   runToken: number;
+  /**
+   * `pending` is a retry: written as `scheduled` with `run_at` = now() + `retryDelayMs` (or as
+   * `pending`, due at once, when the delay is 0).
+   */
   status: JobStatus.Completed | JobStatus.Failed | JobStatus.Pending;
   /** JSON text of the handler's result (completed only). */
   resultJson: string | null;
@@ -48,7 +52,8 @@ const FINISH_JOBS = (schema: QueueSchema): string => `
       AS o(id, run_token, status, result, last_error, retry_delay_ms, progress, stage)
   ), done AS (
   UPDATE ${schema.jobs} AS j SET
-    status = o.status,
+    status = CASE WHEN o.status = 'pending' AND o.retry_delay_ms > 0::float8 THEN 'scheduled'
+                  ELSE o.status END,
     result = CASE WHEN o.status = 'completed' THEN o.result ELSE j.result END,
     last_error = COALESCE(o.last_error, j.last_error),
     run_at = CASE WHEN o.status = 'pending'

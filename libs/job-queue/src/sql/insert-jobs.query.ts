@@ -19,14 +19,18 @@ export interface JobInsertRow {
 /** The INSERT, its conflict clause (when a row has a key) and what comes back. */
 const insertJobsSql = (schema: QueueSchema, onConflict: string): string => `
   WITH inserted AS (
-    INSERT INTO ${schema.jobs} (job_type, data, priority, run_at, max_attempts, unique_key)
+    INSERT INTO ${schema.jobs} (job_type, data, priority, run_at, status, max_attempts, unique_key)
     SELECT t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
-           COALESCE(t.run_at,
-                    pg_catalog.now() + COALESCE(t.delay_ms, 0) * interval '1 millisecond'),
+           due.run_at,
+           CASE WHEN due.run_at > pg_catalog.now() THEN 'scheduled' ELSE 'pending' END,
            t.max_attempts, t.unique_key
     FROM ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
            type text, data jsonb, priority integer, run_at timestamptz, delay_ms float8,
            max_attempts integer, unique_key text)) WITH ORDINALITY AS t
+      CROSS JOIN LATERAL (
+        SELECT COALESCE(t.run_at, pg_catalog.now()
+                                  + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
+          AS run_at) AS due
     ORDER BY t.ordinality
     ${onConflict}
     RETURNING id, unique_key
@@ -41,7 +45,7 @@ const INSERT_KEYED = (schema: QueueSchema): string =>
   insertJobsSql(
     schema,
     `ON CONFLICT (unique_key)
-       WHERE unique_key IS NOT NULL AND status IN ('pending', 'claimed', 'running')
+       WHERE unique_key IS NOT NULL AND status IN ('scheduled', 'pending', 'claimed', 'running')
        DO NOTHING`,
   );
 /**
@@ -60,7 +64,9 @@ interface InsertResult {
 }
 
 /**
- * Inserts every row in one statement, whatever the count, and returns for each input position
+ * Inserts every row in one statement, whatever the count, each as `scheduled` when its `run_at`
+ * is later than the statement's now() and `pending` otherwise (the database's clock decides, not
+ * this process's), and returns for each input position
  * its new `Job`, or `undefined` when its `uniqueKey` is held by an unfinished job (ON CONFLICT DO
  * NOTHING; the caller looks the holder up).
  *
@@ -131,7 +137,11 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.id = id;
   job.jobType = row.jobType;
   job.priority = row.priority;
-  job.status = JobStatus.Pending;
+  job.runAt = new Date(row.runAt?.getTime() ?? nowMs + row.delayMs);
+  // The status the statement chose: `scheduled` when run_at is after its now() (nowMs is that
+  // now() cut to the millisecond, and run_at a whole millisecond or now() + delay: the same
+  // comparison).
+  job.status = job.runAt.getTime() > nowMs ? JobStatus.Scheduled : JobStatus.Pending;
   job.data = JSON.parse(row.dataJson) as unknown;
   job.progress = 0;
   job.currentStage = null;
@@ -148,7 +158,6 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.backoffMaxMs = null;
   job.backoffJitter = null;
   job.lastError = null;
-  job.runAt = new Date(row.runAt?.getTime() ?? nowMs + row.delayMs);
   job.heartbeatAt = null;
   job.uniqueKey = row.uniqueKey;
   job.result = null;

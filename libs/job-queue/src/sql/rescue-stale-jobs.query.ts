@@ -6,7 +6,7 @@ export interface RescuedJobRow {
   job_type: string;
   status: string;
   worker_id: string | null;
-  /** When it may run again (pending), or when it failed. */
+  /** When it may run again (scheduled, or pending when due at once), or when it failed. */
   run_at: Date;
 }
 
@@ -37,27 +37,30 @@ const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
       AND COALESCE(j.heartbeat_at, j.claimed_at, j.updated_at)
             < pg_catalog.now() - $2::float8 * interval '1 millisecond'
     FOR UPDATE OF j SKIP LOCKED
+  ), delayed AS (
+    SELECT stale.*,
+           GREATEST(0::float8, pg_catalog.round(stale.capped_ms
+             * (1::float8 + stale.jitter * (2::float8 * pg_catalog.random() - 1::float8))))
+             AS delay_ms
+    FROM stale
   )
   UPDATE ${schema.jobs} AS j SET
-    status = CASE WHEN stale.exhausted THEN 'failed' ELSE 'pending' END,
+    status = CASE WHEN stale.exhausted THEN 'failed'
+                  WHEN stale.delay_ms > 0::float8 THEN 'scheduled' ELSE 'pending' END,
     last_error = 'Worker ' || COALESCE(stale.worker_id, '?')
                  || ' stopped heartbeating during attempt ' || j.attempts::text
                  || CASE WHEN stale.exhausted THEN ', the last one' ELSE '' END,
     completed_at = CASE WHEN stale.exhausted THEN pg_catalog.now() ELSE NULL END,
     run_at = CASE WHEN stale.exhausted THEN pg_catalog.now()
-                  ELSE pg_catalog.now()
-                       + GREATEST(0::float8, pg_catalog.round(stale.capped_ms
-                           * (1::float8 + stale.jitter
-                                * (2::float8 * pg_catalog.random() - 1::float8))))
-                         * interval '1 millisecond' END,
+                  ELSE pg_catalog.now() + stale.delay_ms * interval '1 millisecond' END,
     worker_id = NULL, heartbeat_at = NULL, updated_at = pg_catalog.now()
-  FROM stale WHERE j.id = stale.id
+  FROM delayed AS stale WHERE j.id = stale.id
   RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at`;
 
 /**
  * Takes back jobs whose lease (`heartbeat_at`) is older than `staleAfterMs`: to `failed` when the
- * attempt that died was the last one, else to `pending`, to run again after its backoff like any
- * failed attempt. The limit and the backoff are the row's own (`max_attempts`, `backoff_*`: fixed
+ * attempt that died was the last one, else to `scheduled` (`pending` if the delay is 0), to run
+ * again after its backoff like any failed attempt. The limit and the backoff are the row's own (`max_attempts`, `backoff_*`: fixed
  * at enqueue or by the job's first claim), so whichever node reaps decides as the node that ran
  * it would have; `fallback` only covers a row claimed without them (by hand, or by a claim of the
  * seed's three arguments).

@@ -10,7 +10,7 @@ const RETRY_JOB = (schema: QueueSchema): string => `
     AND NOT EXISTS (
       SELECT 1 FROM ${schema.jobs} holder
       WHERE holder.unique_key = j.unique_key
-        AND holder.status IN ('pending', 'claimed', 'running'))
+        AND holder.status IN ('scheduled', 'pending', 'claimed', 'running'))
   RETURNING *`;
 
 /**

@@ -7,7 +7,7 @@ const UPDATE_PROGRESS = (schema: QueueSchema): string => `
     current_stage = CASE WHEN $3::boolean THEN $4::text ELSE current_stage END,
     events_count = events_count + 1,
     updated_at = pg_catalog.now()
-  WHERE id = $1::bigint AND status IN ('pending', 'claimed', 'running')
+  WHERE id = $1::bigint AND status IN ('scheduled', 'pending', 'claimed', 'running')
   RETURNING *`;
 
 const UPDATE_RUN_PROGRESS = (schema: QueueSchema): string => `

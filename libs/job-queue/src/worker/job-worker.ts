@@ -7,6 +7,7 @@ import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { INVALID_OPTION } from '../job-queue.messages';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
+import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -63,6 +64,7 @@ export class JobWorker {
     private readonly heartbeat: JobHeartbeat,
     private readonly completer: JobCompleter,
     private readonly reaper: StaleJobReaper,
+    private readonly stager: ScheduledJobStager,
     private readonly running: RunningJobs,
   ) {}
 
@@ -117,6 +119,7 @@ export class JobWorker {
     this.completer.resume();
     this.heartbeat.start();
     this.reaper.start();
+    this.stager.start();
     if (jobTypes.length === 0) {
       this.logger.warn(
         'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
@@ -137,7 +140,12 @@ export class JobWorker {
     // Leases must be renewed until the jobs are handed back, whatever the host's ScheduleModule
     // does to its registry meanwhile.
     this.heartbeat.detach();
-    await Promise.all([this.poller.stop(), this.listener.stop(), this.reaper.stop()]);
+    await Promise.all([
+      this.poller.stop(),
+      this.listener.stop(),
+      this.reaper.stop(),
+      this.stager.stop(),
+    ]);
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();
       this.logger.warn(`Aborting ${left.length} job(s) still running after shutdownTimeoutMs`);

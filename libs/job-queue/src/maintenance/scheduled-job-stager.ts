@@ -1,0 +1,67 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
+import { ScheduledTask } from '../worker/scheduled-task';
+import { JobPoller } from '../worker/job-poller';
+import { databaseErrorText } from '../errors/database-error.util';
+
+/** Statements one pass runs at most: a huge backlog that fell due is staged over several passes. */
+const MAX_STATEMENTS_PER_PASS = 10;
+
+/**
+ * Moves `scheduled` jobs (due later: delays, retry and rescue backoff) to `pending` once their
+ * `run_at` has come, every `stagerIntervalMs`, in statements of at most `STAGE_BATCH_SIZE` jobs.
+ * The claim then reads only claimable rows: jobs due later never sit in its index. Every worker
+ * runs one (`SKIP LOCKED` keeps them apart). When a pass moves jobs, it wakes this node's poller,
+ * and its statement notifies the insert channel so idle workers elsewhere claim them too.
+ */
+@Injectable()
+export class ScheduledJobStager {
+  private readonly logger = new Logger('JobQueue');
+  private readonly task: ScheduledTask;
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
+    private readonly poller: JobPoller,
+  ) {
+    this.task = new ScheduledTask(
+      schedulerRegistry,
+      `job-queue:stager:${options.workerId}`,
+      options.stagerIntervalMs,
+      () => this.stageOnce(),
+      (error) => this.logger.warn(`Staging scheduled jobs failed: ${databaseErrorText(error)}`),
+    );
+  }
+
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
+  }
+
+  /**
+   * One pass: moves the jobs due by `now` (default: the database's now()) to `pending`, a batch
+   * per statement until a batch comes back short; returns how many it moved.
+   */
+  async stageOnce(now: Date | null = null): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < MAX_STATEMENTS_PER_PASS; i++) {
+      const moved = await stageScheduledJobs(this.dataSource, this.options.schema, now);
+      total += moved;
+      if (moved > 0) this.poller.wake();
+      if (moved < STAGE_BATCH_SIZE) break;
+    }
+    return total;
+  }
+}
