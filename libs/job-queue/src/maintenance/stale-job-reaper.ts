@@ -14,9 +14,9 @@ import { databaseErrorText } from '../errors/database-error.util';
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
  * `staleAfterMs`: back to `scheduled` (then `pending`) after their backoff, or `failed` when
- * that was their last attempt, so no job stays claimed forever. The limit and backoff are each job's row's, not this
- * node's handlers' (it may have none of them): every node reaps alike. Every worker runs one; an
- * advisory lock lets one act at a time.
+ * that was their last attempt, so no job stays claimed forever. The limit and backoff are each
+ * job's row's, not this node's handlers' (it may have none of them): every node reaps alike.
+ * Every worker runs one; an advisory lock lets one act at a time.
  */
 @Injectable()
 export class StaleJobReaper {
