@@ -1,6 +1,6 @@
 import { Job, JobStatus } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
-import { waitFor } from '../support/wait-for';
+import { waitForJobToFinish } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   BadResultHandlers,
@@ -34,16 +34,7 @@ describe('worker: a handler returning a value the jobs table cannot hold', () =>
     });
   });
 
-  const finished = (id: string) =>
-    waitFor(
-      async () => {
-        const job = await worker.queue.getJob(id);
-        return job.status === JobStatus.Failed || job.status === JobStatus.Completed
-          ? job
-          : undefined;
-      },
-      { description: `job ${id} to finish` },
-    );
+  const finished = (id: string) => waitForJobToFinish(worker.queue, id);
 
   /** Fails the test if any line the library logged quotes a result. */
   const expectNoResultTextLogged = () => {

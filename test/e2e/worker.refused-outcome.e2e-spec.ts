@@ -1,7 +1,7 @@
 import { JobStatus } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
 import { QueryCounter } from '../support/query-counter';
-import { waitFor } from '../support/wait-for';
+import { waitForJobToFinish } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   BadResultHandlers,
@@ -38,16 +38,7 @@ describe('worker: an outcome the database refuses', () => {
     );
   });
 
-  const finished = (id: string) =>
-    waitFor(
-      async () => {
-        const job = await worker.queue.getJob(id);
-        return job.status === JobStatus.Failed || job.status === JobStatus.Completed
-          ? job
-          : undefined;
-      },
-      { description: `job ${id} to finish` },
-    );
+  const finished = (id: string) => waitForJobToFinish(worker.queue, id);
 
   it('lands the rest of the batch and records the offender as a failed attempt, readably', async () => {
     const jobs = await worker.queue.enqueueMany<Record<string, unknown>>([

@@ -1,3 +1,5 @@
+import { Job, JobStatus, QueueService } from 'nest-pg-job-queue';
+
 /**
  * Polls `condition` until it returns a truthy value and returns it; fails with `description`
  * once `timeoutMs` has passed. Tests wait for a state, never for a guessed amount of time.
@@ -21,4 +23,17 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** Waits until job `id` is `failed` or `completed`, and returns it as read then. */
+export function waitForJobToFinish(queue: QueueService, id: string): Promise<Job> {
+  return waitFor(
+    async () => {
+      const job = await queue.getJob(id);
+      return job.status === JobStatus.Failed || job.status === JobStatus.Completed
+        ? job
+        : undefined;
+    },
+    { description: `job ${id} to finish` },
+  );
 }
