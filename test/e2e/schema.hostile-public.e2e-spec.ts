@@ -1,14 +1,11 @@
 import { DataSource } from 'typeorm';
 import { jobQueueMigrations } from 'nest-pg-job-queue';
-import {
-  EVERY_PATH_QUEUE_OPTIONS,
-  EveryPathHandlers,
-  exerciseEveryPath,
-} from '../fixtures/every-path';
+import { exerciseEveryPath } from '../fixtures/every-path';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { createHostileRole, HostileRole } from '../support/hostile-role';
 import { sqlOn, TestSql } from '../support/roles';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { closeEveryPathWorker, startEveryPathWorker } from '../support/every-path-worker';
+import { WorkerApp } from '../support/worker-test-app';
 
 /** The queue's table, as the test's own statements name it. */
 const JOBS = 'job_queue.jobs';
@@ -32,12 +29,8 @@ describe('schema: a role that creates objects in public', () => {
   });
 
   afterAll(async () => {
-    const handlers = worker?.app.get(EveryPathHandlers);
-    handlers?.blocking.open();
-    handlers?.ignoring.open();
     try {
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
+      await closeEveryPathWorker(worker, db.url);
     } finally {
       await attacker?.drop();
       await db?.drop();
@@ -84,11 +77,7 @@ describe('schema: a role that creates objects in public', () => {
   });
 
   it('never runs them while a superuser worker enqueues, claims, completes, retries, cancels, reaps and hands back', async () => {
-    worker = await startWorkerApp({
-      url: db.url,
-      queueOptions: EVERY_PATH_QUEUE_OPTIONS,
-      providers: [EveryPathHandlers],
-    });
+    worker = await startEveryPathWorker(db.url);
     const app = worker;
     await withNothingOfTheirs(() => exerciseEveryPath(app, sql, JOBS));
   });

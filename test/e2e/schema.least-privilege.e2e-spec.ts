@@ -1,14 +1,11 @@
 import { DataSource } from 'typeorm';
 import { jobQueueMigrations } from 'nest-pg-job-queue';
-import {
-  EVERY_PATH_QUEUE_OPTIONS,
-  EveryPathHandlers,
-  exerciseEveryPath,
-} from '../fixtures/every-path';
+import { exerciseEveryPath } from '../fixtures/every-path';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { createHostileRole, HostileRole } from '../support/hostile-role';
 import { createTestRole, sqlOn, TestRole, TestSql } from '../support/roles';
-import { assertNoWorkerLeftRunning, startWorkerApp, WorkerApp } from '../support/worker-test-app';
+import { closeEveryPathWorker, startEveryPathWorker } from '../support/every-path-worker';
+import { WorkerApp } from '../support/worker-test-app';
 
 /**
  * What the README tells an owner role to grant the role its workers connect as: the schema's
@@ -46,12 +43,8 @@ describe('schema: migrations as the owner role, the worker as a DML-only runtime
   });
 
   afterAll(async () => {
-    const handlers = worker?.app.get(EveryPathHandlers);
-    handlers?.blocking.open();
-    handlers?.ignoring.open();
     try {
-      await worker?.close();
-      await assertNoWorkerLeftRunning(db.url);
+      await closeEveryPathWorker(worker, db.url);
     } finally {
       await attacker?.drop();
       await db?.drop(); // with it, everything the owner owned and the runtime role was granted
@@ -90,11 +83,7 @@ describe('schema: migrations as the owner role, the worker as a DML-only runtime
   });
 
   it('runs a worker end to end as the runtime role', async () => {
-    worker = await startWorkerApp({
-      url: runtime.url,
-      queueOptions: EVERY_PATH_QUEUE_OPTIONS,
-      providers: [EveryPathHandlers],
-    });
+    worker = await startEveryPathWorker(runtime.url);
     await exerciseEveryPath(worker, superuser, 'job_queue.jobs');
     expect(await attacker.hits()).toBe(0);
   });
