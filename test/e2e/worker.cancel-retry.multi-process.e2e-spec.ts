@@ -1,11 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { JobStateConflictError, QueueService } from 'nest-pg-job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { JobStateConflictError } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { simulateWork } from '../support/gate';
-import { ChildWorkers, CREATE_RUN_LOG_TABLE, WorkerProcess } from '../support/child-workers';
+import { CREATE_RUN_LOG_TABLE } from '../support/child-workers';
+import { useWorkerFleet } from '../support/worker-fleet';
 
 const JOB_COUNT = 2_000;
 const CANCELS = 200;
@@ -44,38 +42,21 @@ const RECORD_JOB_WRITES = [
  * once, with the result of its last run, and no write of a superseded run may land.
  */
 describe('fencing across processes: cancel and retry while running', () => {
-  const children = new ChildWorkers();
-  let db: TestDatabase;
-  let producer: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
-  let workers: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    producer = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = producer);
-    await dataSource.query(CREATE_RUN_LOG_TABLE);
-    for (const statement of RECORD_JOB_WRITES) await dataSource.query(statement);
-    workers = await children.spawnReady(
+  const fleet = useWorkerFleet({
+    setup: [CREATE_RUN_LOG_TABLE, ...RECORD_JOB_WRITES],
+    workers: (databaseUrl) =>
       WORKER_IDS.map((workerId) => ({
-        databaseUrl: db.url,
+        databaseUrl,
         workerId,
         concurrency: 10,
         pollIntervalMs: 50,
       })),
-      BOOT_DEADLINE_MS,
-    );
-  }, 60_000);
-
-  afterAll(async () => {
-    await children.killAll();
-    await producer?.close();
-    await db?.drop();
+    bootDeadlineMs: BOOT_DEADLINE_MS,
   });
 
   /** Cancels `id` (running when last seen) after a random moment, then retries it until accepted. */
   async function cancelAndRetry(id: string): Promise<boolean> {
+    const { queue } = fleet;
     await simulateWork(randomInt(0, 40));
     try {
       await queue.cancel(id);
@@ -99,6 +80,7 @@ describe('fencing across processes: cancel and retry while running', () => {
   }
 
   it('completes every job once, with its last run’s result; no superseded write lands', async () => {
+    const { queue, dataSource, workers } = fleet;
     const startedAt = Date.now();
     const jobs = await queue.enqueueMany(
       Array.from({ length: JOB_COUNT }, (_, n) => ({ type: 'fenced', data: { n } })),

@@ -1,9 +1,7 @@
-import { DataSource } from 'typeorm';
-import { EnqueueManyItem, QueueService } from 'nest-pg-job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { EnqueueManyItem } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
-import { ChildWorkers, CREATE_JOB_RUNS_TABLE, WorkerProcess } from '../support/child-workers';
+import { CREATE_JOB_RUNS_TABLE } from '../support/child-workers';
+import { useWorkerFleet } from '../support/worker-fleet';
 
 const JOB_COUNT = 5_000;
 const JOB_TYPES = ['alpha', 'beta', 'slow'] as const;
@@ -16,32 +14,16 @@ const DRAIN_DEADLINE_MS = 40_000;
  * all complete, each exactly once, and every worker takes part.
  */
 describe('worker across processes', () => {
-  const children = new ChildWorkers();
-  let db: TestDatabase;
-  let producer: QueueTestingModule;
-  let queue: QueueService;
-  let dataSource: DataSource;
-  let workers: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    producer = await createQueueTestingModule({ url: db.url });
-    ({ queue, dataSource } = producer);
-    await dataSource.query(CREATE_JOB_RUNS_TABLE);
-    // Every worker claims and listens before the first job exists.
-    workers = await children.spawnReady(
-      WORKER_IDS.map((workerId) => ({ databaseUrl: db.url, workerId, concurrency: 10 })),
-      BOOT_DEADLINE_MS,
-    );
-  }, 60_000);
-
-  afterAll(async () => {
-    await children.killAll();
-    await producer?.close();
-    await db?.drop();
+  // Every worker claims and listens before the first job exists.
+  const fleet = useWorkerFleet({
+    setup: [CREATE_JOB_RUNS_TABLE],
+    workers: (databaseUrl) =>
+      WORKER_IDS.map((workerId) => ({ databaseUrl, workerId, concurrency: 10 })),
+    bootDeadlineMs: BOOT_DEADLINE_MS,
   });
 
   it('completes 5,000 jobs over 3 types exactly once each, on all 3 workers', async () => {
+    const { queue, dataSource, workers } = fleet;
     const items: EnqueueManyItem<{ n: number }>[] = Array.from({ length: JOB_COUNT }, (_, n) => ({
       type: JOB_TYPES[n % JOB_TYPES.length],
       data: { n },
