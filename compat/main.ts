@@ -95,7 +95,7 @@ async function main(): Promise<void> {
       );
       assert.equal(rows.length, 1, 'requestWithOrder enqueued one job');
       const delayed = await queue.getJob(rows[0].id);
-      assert.equal(delayed.status, JobStatus.Pending);
+      assert.equal(delayed.status, JobStatus.Scheduled);
       assert.ok(delayed.runAt instanceof Date, 'getJob(id).runAt is a Date');
       assert.ok(
         delayed.runAt.getTime() > Date.now() + 45_000,
