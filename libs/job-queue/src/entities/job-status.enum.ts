@@ -3,8 +3,8 @@
  * `failed` and `cancelled` as the other two finished states. A job whose `run_at` is later than
  * its insert (a delay, the backoff of a retry or of a rescued run) waits as `scheduled`, out of
  * the claim's way, until the stager moves it to `pending` once due; a job due at once starts at
- * `pending`. The values are stored as-is in `jobs.status`
- * and listed again in the table's CHECK constraint.
+ * `pending`. The values are stored as-is in `jobs.status` and listed again in the table's CHECK
+ * constraint.
  *
  * @publicApi
  */
@@ -17,18 +17,3 @@ export enum JobStatus {
   Failed = 'failed',
   Cancelled = 'cancelled',
 }
-
-/** States a job can still leave; `uniqueKey` is unique among jobs in these states. */
-export const UNFINISHED_JOB_STATUSES: readonly JobStatus[] = [
-  JobStatus.Scheduled,
-  JobStatus.Pending,
-  JobStatus.Claimed,
-  JobStatus.Running,
-];
-
-/** States a job never leaves (except through `QueueService.retry`). */
-export const FINISHED_JOB_STATUSES: readonly JobStatus[] = [
-  JobStatus.Completed,
-  JobStatus.Failed,
-  JobStatus.Cancelled,
-];
