@@ -77,10 +77,14 @@ describe('schema: two queues in one database', () => {
     await dataSource.initialize();
     try {
       const ran = await dataSource.runMigrations();
-      expect(ran.map((migration) => migration.name)).toEqual([
+      // Only B's ran (the default schema's were in the template), each named for B.
+      const names = ran.map((migration) => migration.name);
+      expect(names).toHaveLength(jobQueueMigrationsFor({ schema: B }).length);
+      expect(names.slice(0, 2)).toEqual([
         `CreateJobsTable_${B}_1795939200000`,
         `CreateClaimJobBatchFunction_${B}_1795939200001`,
       ]);
+      for (const name of names) expect(name).toMatch(new RegExp(`^[A-Za-z]+_${B}_\\d{13}$`));
     } finally {
       await dataSource.destroy();
     }

@@ -7,6 +7,7 @@ import {
   claimJobBatchQueryV1,
   createClaimJobBatchFunctionFor,
 } from './1795939200001-CreateClaimJobBatchFunction';
+import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -37,7 +38,11 @@ export function jobQueueMigrationsFor(
   const existing = bySchema.get(name);
   if (existing) return [...existing];
   const schema = queueSchema(name);
-  const migrations = [createJobsTableFor(schema), createClaimJobBatchFunctionFor(schema)];
+  const migrations = [
+    createJobsTableFor(schema),
+    createClaimJobBatchFunctionFor(schema),
+    createJobTypesTableFor(schema),
+  ];
   bySchema.set(name, migrations);
   return [...migrations];
 }

@@ -21,6 +21,8 @@ export class QueueSchema {
   readonly quoted: string;
   /** The jobs table: `"job_queue".jobs`. */
   readonly jobs: string;
+  /** Per-type settings shared by every node (paused, retention): `"job_queue".job_types`. */
+  readonly jobTypes: string;
   /** The claim function: `"job_queue".claim_job_batch`. */
   readonly claimJobBatch: string;
   /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
@@ -39,11 +41,20 @@ export class QueueSchema {
     if (!SCHEMA_NAME_PATTERN.test(name)) throw new Error(`Not a queue schema name: ${name}`);
     this.quoted = `"${name}"`;
     this.jobs = `${this.quoted}.jobs`;
+    this.jobTypes = `${this.quoted}.job_types`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;
     this.reaperLockKey = reaperLockKey(name);
+  }
+
+  /**
+   * The advisory lock key of one maintenance task of this schema (`'prune'`, `'cron'`, ...), so
+   * that one node at a time runs it; see `maintenanceLockKey`.
+   */
+  lockKey(task: string): string {
+    return maintenanceLockKey(this.name, task);
   }
 
   /** `build(this)`, made at the first call and kept: hot paths look their text up. */
@@ -79,4 +90,13 @@ export function queueSchema(name: string): QueueSchema {
 export function reaperLockKey(schema: string): string {
   const digest = createHash('sha256').update(`nest-pg-job-queue:${schema}`, 'utf8').digest();
   return digest.readBigInt64BE(0).toString();
+}
+
+/**
+ * The advisory lock key of a maintenance task other than the reaper: the first 8 bytes of
+ * SHA-256 of `nest-pg-job-queue:<schema>:<task>`, as a signed 64-bit integer (decimal text).
+ * Distinct per schema and per task, so two tasks never wait for each other.
+ */
+export function maintenanceLockKey(schema: string, task: string): string {
+  return reaperLockKey(`${schema}:${task}`);
 }
