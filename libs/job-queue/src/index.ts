@@ -48,5 +48,6 @@ export {
   JobStateConflictError,
   JobTimeoutError,
   PermanentJobError,
+  SnoozeJob,
   WorkerShutdownError,
 } from './errors';
