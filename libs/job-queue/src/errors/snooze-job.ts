@@ -18,6 +18,7 @@ import { JobQueueError } from './job-queue.error';
  * @publicApi
  */
 export class SnoozeJob extends JobQueueError {
+  /** How long the job waits before it can be claimed again, in ms (checked). */
   readonly delayMs: number;
 
   constructor(delayMs: number) {
