@@ -60,9 +60,10 @@ function resultRefused(error: unknown): string {
 /**
  * Runs one claimed job: calls its handler with `(job, ctx)`, enforces the timeout, and turns
  * what happened into an outcome for the completer: completed with the result, retried after a
- * backoff, snoozed (`SnoozeJob` thrown or returned: later, the attempt given back), or failed. Each run is tracked by job id and fencing token, and its outcome carries
- * the token. An abort for shutdown or cancellation queues nothing: shutdown hands the job back,
- * and a cancelled (or retried, or taken back) job is no longer this run's to finish.
+ * backoff, snoozed (`SnoozeJob` thrown or returned: later, the attempt given back), or failed.
+ * Each run is tracked by job id and fencing token, and its outcome carries the token. An abort
+ * for shutdown or cancellation queues nothing: shutdown hands the job back, and a cancelled (or
+ * retried, or taken back) job is no longer this run's to finish.
  */
 @Injectable()
 export class JobExecutor {
