@@ -140,4 +140,22 @@ export class JobsController {
   async retry(@Param('id') id: string): Promise<JobResponse> {
     return toJobResponse(await this.queue.retry(id));
   }
+
+  /**
+   * Stops every worker, on every node, from claiming jobs of `:type` until it is resumed; its
+   * running jobs finish. Kept in the database: a restart does not undo it. `GET /jobs/stats`
+   * shows `paused` per type. A bad type (blank, too long, NUL) is a 400 naming `type`.
+   */
+  @Post('types/:type/pause')
+  async pause(@Param('type') type: string): Promise<{ type: string; paused: boolean }> {
+    await this.queue.pause(type);
+    return { type, paused: true };
+  }
+
+  /** Lets workers claim `:type` again; idle ones are woken at once. */
+  @Post('types/:type/resume')
+  async resume(@Param('type') type: string): Promise<{ type: string; paused: boolean }> {
+    await this.queue.resume(type);
+    return { type, paused: false };
+  }
 }

@@ -7,7 +7,7 @@ type Method = 'get' | 'post';
 
 interface Route {
   method: Method;
-  /** With `:id` for the job the test prepares. */
+  /** With `:id` for the job the test prepares, `:type` for its type. */
   path: string;
   /** What the route answers when it lets the request through. */
   ok: 200 | 201;
@@ -23,6 +23,8 @@ const MANAGEMENT: Route[] = [
   { method: 'get', path: '/jobs/:id', ok: 200 },
   { method: 'post', path: '/jobs/:id/cancel', ok: 201, answer: { status: 'cancelled' } },
   { method: 'post', path: '/jobs/:id/retry', ok: 201, answer: { status: 'pending' } },
+  { method: 'post', path: '/jobs/types/:type/pause', ok: 201, answer: { paused: true } },
+  { method: 'post', path: '/jobs/types/:type/resume', ok: 201, answer: { paused: false } },
 ];
 
 /** The routes a user of the demo calls: they enqueue, and stay open. */
@@ -74,7 +76,7 @@ describe('example app: the admin token', () => {
       .rows[0] as unknown;
 
   const call = (agent: ReturnType<ExampleApp['http']>, route: Route) =>
-    agent[route.method](route.path.replace(':id', jobId));
+    agent[route.method](route.path.replace(':id', jobId).replace(':type', 'image.process'));
 
   beforeAll(async () => {
     example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 });
@@ -138,8 +140,10 @@ describe('example app: the admin token', () => {
     expectRefused(await call(example.anonymous().set('authorization', value), route));
   });
 
-  it('did nothing for any refused request: the job is as inserted', async () => {
+  it('did nothing for any refused request: the job is as inserted, no type paused', async () => {
     expect(await row()).toEqual(inserted);
+    const { rows } = await example.sql.query('SELECT job_type FROM job_queue.job_types');
+    expect(rows).toEqual([]);
   });
 
   it.each(MANAGEMENT.map((route) => [name(route), route] as const))(
@@ -183,7 +187,7 @@ describe('example app: with no admin token configured', () => {
   it.each(MANAGEMENT.map((route) => [name(route), route] as const))(
     '%s is refused, whatever the token',
     async (_name, route) => {
-      const path = route.path.replace(':id', '1');
+      const path = route.path.replace(':id', '1').replace(':type', 'image.process');
       for (const header of [undefined, 'Bearer ', 'Bearer undefined', 'Bearer null']) {
         const request = example.anonymous()[route.method](path);
         const response = await (header === undefined

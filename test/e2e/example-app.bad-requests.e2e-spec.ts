@@ -64,6 +64,10 @@ const CASES: BadRequest[] = [
   { ...post(`/jobs/${UNKNOWN_ID}/cancel`, undefined, 'cancel: unknown id', 'id'), status: 404 },
   { ...post('/jobs/abc/retry', undefined, 'retry: non-numeric id', 'id') },
   { ...post(`/jobs/${UNKNOWN_ID}/retry`, undefined, 'retry: unknown id', 'id'), status: 404 },
+  // POST /jobs/types/:type/pause and /resume
+  post(`/jobs/types/${'x'.repeat(256)}/pause`, undefined, 'pause: type too long', 'type'),
+  post('/jobs/types/a%00b/pause', undefined, 'pause: type with NUL', 'type'),
+  post('/jobs/types/%20/resume', undefined, 'resume: blank type', 'type'),
   // GET /jobs paging and filters
   get('/jobs?page=2', 'offset paging (pages are walked by cursor now)', 'page'),
   get('/jobs?pageSize=20', 'offset page size (limit now)', 'pageSize'),
@@ -194,5 +198,8 @@ describe('example app: bad requests', () => {
     const page = await example.http().get('/jobs?limit=1').expect(200);
     await example.http().get('/jobs').query({ cursor: page.body.nextCursor }).expect(200);
     await example.http().get('/jobs/stale?olderThanMinutes=0').expect(200);
+    const longestType = `/jobs/types/${'x'.repeat(255)}`;
+    await example.http().post(`${longestType}/pause`).expect(201);
+    await example.http().post(`${longestType}/resume`).expect(201);
   });
 });

@@ -280,6 +280,7 @@ describe('example app: the three scenarios over HTTP', () => {
       completed: expect.any(Number),
       failed: 0,
       cancelled: 0,
+      paused: false,
     });
     const completed: number = stats['image.process'].completed;
     expect(completed).toBeGreaterThan(BACKLOG);

@@ -227,6 +227,7 @@ describe('QueueService: management API', () => {
           completed: 2,
           failed: 0,
           cancelled: 0,
+          paused: false,
         },
         report: {
           scheduled: 1,
@@ -236,6 +237,7 @@ describe('QueueService: management API', () => {
           completed: 0,
           failed: 1,
           cancelled: 1,
+          paused: false,
         },
       });
     });

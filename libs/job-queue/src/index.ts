@@ -20,7 +20,7 @@ export { JobWorker } from './worker/job-worker';
 
 // Producing and managing jobs
 export { QueueService } from './queue.service';
-export type { JobQueueStats, JobStatusCounts } from './queue.service';
+export type { JobQueueStats, JobStatusCounts, JobTypeStats } from './queue.service';
 export type {
   EnqueueManyItem,
   EnqueueOptions,
@@ -48,5 +48,6 @@ export {
   JobStateConflictError,
   JobTimeoutError,
   PermanentJobError,
+  SnoozeJob,
   WorkerShutdownError,
 } from './errors';

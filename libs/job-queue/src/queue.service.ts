@@ -42,12 +42,22 @@ import { cancelJobRow } from './sql/cancel-job.query';
 import { retryJobRow } from './sql/retry-job.query';
 import { jobStatsRows } from './sql/job-stats.query';
 import { findStaleJobRows } from './sql/find-stale-jobs.query';
+import { pauseJobType } from './sql/pause-job-type.query';
+import { resumeJobType } from './sql/resume-job-type.query';
+import { pausedJobTypes } from './sql/paused-job-types.query';
+import { withPausedFlags } from './job-type-stats';
 
 /** Counts of jobs by status, for one job type. @publicApi */
 export type JobStatusCounts = Record<JobStatus, number>;
 
-/** `stats()`: counts by job type, then status. Types with no jobs are absent. @publicApi */
-export type JobQueueStats = Record<string, JobStatusCounts>;
+/** One job type in `stats()`: its counts by status, and whether it is paused. @publicApi */
+export type JobTypeStats = JobStatusCounts & { paused: boolean };
+
+/**
+ * `stats()`: counts by job type, then status, and each type's `paused`. Types with no jobs are
+ * absent, unless paused. @publicApi
+ */
+export type JobQueueStats = Record<string, JobTypeStats>;
 
 const JOB_OPTION_KEYS = ['priority', 'runAt', 'delayMs', 'maxAttempts', 'uniqueKey'] as const;
 const WRITE_OPTION_KEYS = ['manager'] as const;
@@ -186,22 +196,47 @@ export class QueueService {
     return toJob(row);
   }
 
-  /** Counts of jobs by type and status (every status present, zeros included). */
+  /**
+   * Counts of jobs by type and status (every status present, zeros included), and whether each
+   * type is paused; a paused type with no jobs is listed too, with zeros.
+   */
   async stats(): Promise<JobQueueStats> {
-    const stats: JobQueueStats = {};
+    const stats: Record<string, JobStatusCounts> = {};
     for (const row of await jobStatsRows(this.db(), this.options.schema)) {
       stats[row.job_type] ??= Object.fromEntries(
         Object.values(JobStatus).map((status) => [status, 0]),
       ) as JobStatusCounts;
       stats[row.job_type][row.status as JobStatus] = Number(row.count);
     }
-    return stats;
+    return withPausedFlags(stats, await pausedJobTypes(this.db(), this.options.schema));
   }
 
   /** Claimed or running jobs whose row has not changed for `olderThanMs` (oldest first). */
   async findStale(olderThanMs: number): Promise<Job[]> {
     const ms = checkInteger('olderThanMs', olderThanMs, 0);
     return (await findStaleJobRows(this.db(), this.options.schema, ms)).map(toJob);
+  }
+
+  /**
+   * Pauses a job type on every node: from the moment this resolves, no worker claims its jobs
+   * (a claim already under way may still take some). Its running jobs finish; its jobs wait, and
+   * can still be enqueued, cancelled or retried. Kept in the database (`job_types`), so it
+   * survives restarts and deploys. Pausing a paused type changes nothing; a type needs no
+   * handler or jobs to be paused. `stats()` shows it.
+   */
+  async pause(jobType: string): Promise<void> {
+    const type = checkJobType('type', jobType);
+    await pauseJobType(this.db(), this.options.schema, type);
+  }
+
+  /**
+   * Resumes a paused job type: workers claim its jobs again, and idle ones are woken at once on
+   * every node that LISTENs (others at their next poll). Resuming a type that is not paused
+   * changes nothing.
+   */
+  async resume(jobType: string): Promise<void> {
+    const type = checkJobType('type', jobType);
+    await resumeJobType(this.db(), this.options.schema, type);
   }
 
   private toInsertRow(

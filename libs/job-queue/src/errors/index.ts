@@ -7,3 +7,4 @@ export * from './duplicate-job-handler.error';
 export * from './job-run-errors';
 export * from './job-queue-unavailable.error';
 export * from './job-queue-database.error';
+export * from './snooze-job';

@@ -1,5 +1,6 @@
 import { LoggerService } from '@nestjs/common';
 import { Job } from '../entities/job.entity';
+import type { SnoozeJob } from '../errors/snooze-job';
 
 /**
  * Terminology:
@@ -37,6 +38,12 @@ export interface JobContext<T = unknown> {
   signal: AbortSignal;
   /** A logger whose context names the job type and id. */
   logger: LoggerService;
+  /**
+   * `return ctx.snooze(delayMs)` runs the job again after `delayMs` without spending an attempt,
+   * as `throw new SnoozeJob(delayMs)` does (this returns one); declare the handler's return type
+   * as `Promise<Result | SnoozeJob>`. A bad delay throws `InvalidJobInputError` (`snoozeMs`).
+   */
+  snooze(delayMs: number): SnoozeJob;
 }
 
 /** The shape of a handler method. @publicApi */

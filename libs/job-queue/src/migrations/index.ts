@@ -3,11 +3,12 @@ import { DEFAULT_SCHEMA } from '../job-queue.constants';
 import { schemaOption } from '../job-queue.options';
 import { queueSchema } from '../sql/queue-schema';
 import { createJobsTableFor } from './1795939200000-CreateJobsTable';
-import {
-  claimJobBatchQueryV1,
-  createClaimJobBatchFunctionFor,
-} from './1795939200001-CreateClaimJobBatchFunction';
+import { createClaimJobBatchFunctionFor } from './1795939200001-CreateClaimJobBatchFunction';
 import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
+import {
+  claimJobBatchQueryV2,
+  skipPausedJobTypesInClaimFor,
+} from './1795939200006-SkipPausedJobTypesInClaim';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -42,10 +43,11 @@ export function jobQueueMigrationsFor(
     createJobsTableFor(schema),
     createClaimJobBatchFunctionFor(schema),
     createJobTypesTableFor(schema),
+    skipPausedJobTypesInClaimFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];
 }
 
 /** The claim statement the newest migration installed, in the default schema (for plan checks). */
-export const CURRENT_CLAIM_JOB_BATCH_QUERY = claimJobBatchQueryV1(queueSchema(DEFAULT_SCHEMA));
+export const CURRENT_CLAIM_JOB_BATCH_QUERY = claimJobBatchQueryV2(queueSchema(DEFAULT_SCHEMA));

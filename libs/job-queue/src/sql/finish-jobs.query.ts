@@ -2,6 +2,12 @@ import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
 
+/**
+ * The outcome of a run whose handler snoozed its job (`SnoozeJob`): written like a retry after
+ * `retryDelayMs`, with the attempt given back (`attempts - 1`, undoing this run's claim).
+ */
+export const SNOOZED = 'snoozed';
+
 /** The outcome of one attempt, as the completer writes it. */
 export interface JobOutcome {
   id: string;
@@ -12,13 +18,14 @@ export interface JobOutcome {
   runToken: number;
   /**
    * `pending` is a retry: written as `scheduled` with `run_at` = now() + `retryDelayMs` (or as
-   * `pending`, due at once, when the delay is 0).
+   * `pending`, due at once, when the delay is 0). `snoozed` is written the same way, and gives
+   * the attempt back.
    */
-  status: JobStatus.Completed | JobStatus.Failed | JobStatus.Pending;
+  status: JobStatus.Completed | JobStatus.Failed | JobStatus.Pending | typeof SNOOZED;
   /** JSON text of the handler's result (completed only). */
   resultJson: string | null;
   lastError: string | null;
-  /** For a retry (`pending`): delay before the next attempt. */
+  /** For a retry (`pending`) or a snooze: delay before the next attempt. */
   retryDelayMs: number | null;
   /** Progress the throttle had not written yet; null: unchanged. */
   progress: number | null;
@@ -52,15 +59,17 @@ const FINISH_JOBS = (schema: QueueSchema): string => `
       AS o(id, run_token, status, result, last_error, retry_delay_ms, progress, stage)
   ), done AS (
   UPDATE ${schema.jobs} AS j SET
-    status = CASE WHEN o.status = 'pending' AND o.retry_delay_ms > 0::float8 THEN 'scheduled'
-                  ELSE o.status END,
+    status = CASE WHEN o.status NOT IN ('pending', 'snoozed') THEN o.status
+                  WHEN o.retry_delay_ms > 0::float8 THEN 'scheduled'
+                  ELSE 'pending' END,
     result = CASE WHEN o.status = 'completed' THEN o.result ELSE j.result END,
     last_error = COALESCE(o.last_error, j.last_error),
-    run_at = CASE WHEN o.status = 'pending'
+    run_at = CASE WHEN o.status IN ('pending', 'snoozed')
                   THEN pg_catalog.now() + o.retry_delay_ms * interval '1 millisecond'
                   ELSE j.run_at END,
-    completed_at = CASE WHEN o.status = 'pending' THEN NULL ELSE pg_catalog.now() END,
-    worker_id = CASE WHEN o.status = 'pending' THEN NULL ELSE j.worker_id END,
+    attempts = CASE WHEN o.status = 'snoozed' THEN GREATEST(j.attempts - 1, 0) ELSE j.attempts END,
+    completed_at = CASE WHEN o.status IN ('pending', 'snoozed') THEN NULL ELSE pg_catalog.now() END,
+    worker_id = CASE WHEN o.status IN ('pending', 'snoozed') THEN NULL ELSE j.worker_id END,
     heartbeat_at = NULL,
     progress = COALESCE(o.progress, j.progress),
     current_stage = COALESCE(o.stage, j.current_stage),

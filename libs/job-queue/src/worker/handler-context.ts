@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import { JobContext } from '../interfaces/job-context.interface';
+import { SnoozeJob } from '../errors/snooze-job';
 import { JobProgressReporter, UnwrittenProgress } from './job-progress.reporter';
 import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';
@@ -48,6 +49,9 @@ export class HandlerContext implements JobContext {
     );
     return this.reporter.report(percent, stage);
   };
+
+  /** An arrow, like `progress`. The executor recognises the returned value. */
+  snooze = (delayMs: number): SnoozeJob => new SnoozeJob(delayMs);
 
   /** Stops progress writes; returns what no write has carried yet (none if never reported). */
   close(): Promise<UnwrittenProgress | undefined> | undefined {

@@ -8,7 +8,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobStatus } from '../entities/job-status.enum';
-import { finishJobs, JobOutcome, SupersededOutcome } from '../sql/finish-jobs.query';
+import { finishJobs, JobOutcome, SNOOZED, SupersededOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { RunningJobs, RunRef } from './running-jobs';
@@ -209,8 +209,10 @@ export class JobCompleter {
         outcome.status === JobStatus.Completed
           ? `The database refused to record this attempt as completed: ${reason}. ` +
             'Its result was not stored.'
-          : `The database refused to record this attempt's failure: ${reason}. ` +
-            "The handler's error was not stored.",
+          : outcome.status === SNOOZED
+            ? `The database refused to record this attempt's snooze: ${reason}.`
+            : `The database refused to record this attempt's failure: ${reason}. ` +
+              "The handler's error was not stored.",
       progress: null,
       stage: null,
     };

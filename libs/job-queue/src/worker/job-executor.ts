@@ -11,8 +11,10 @@ import {
   JobCancelledError,
   JobTimeoutError,
   PermanentJobError,
+  SnoozeJob,
   WorkerShutdownError,
 } from '../errors';
+import { SNOOZED } from '../sql/finish-jobs.query';
 import { serialiseData } from '../job-input.validation';
 import { JobCompleter, QueuedOutcome } from './job-completer';
 import { HandlerContext } from './handler-context';
@@ -30,6 +32,12 @@ function backoffOf(job: Job, fallback: ResolvedBackoff): ResolvedBackoff {
     maxDelayMs: job.backoffMaxMs ?? fallback.maxDelayMs,
     jitter: job.backoffJitter ?? fallback.jitter,
   };
+}
+
+/** The `SnoozeJob` a handler threw or returned (`ctx.snooze()`), if it did either. */
+function snoozeOf(settled: Settled): SnoozeJob | undefined {
+  const value = settled.ok ? settled.value : settled.error;
+  return value instanceof SnoozeJob ? value : undefined;
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -52,9 +60,10 @@ function resultRefused(error: unknown): string {
 /**
  * Runs one claimed job: calls its handler with `(job, ctx)`, enforces the timeout, and turns
  * what happened into an outcome for the completer: completed with the result, retried after a
- * backoff, or failed. Each run is tracked by job id and fencing token, and its outcome carries
- * the token. An abort for shutdown or cancellation queues nothing: shutdown hands the job back,
- * and a cancelled (or retried, or taken back) job is no longer this run's to finish.
+ * backoff, snoozed (`SnoozeJob` thrown or returned: later, the attempt given back), or failed.
+ * Each run is tracked by job id and fencing token, and its outcome carries the token. An abort
+ * for shutdown or cancellation queues nothing: shutdown hands the job back, and a cancelled (or
+ * retried, or taken back) job is no longer this run's to finish.
  */
 @Injectable()
 export class JobExecutor {
@@ -120,7 +129,10 @@ export class JobExecutor {
     if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) return;
 
     let outcome: QueuedOutcome;
-    if (settled.ok && !aborted) {
+    const snooze = aborted ? undefined : snoozeOf(settled);
+    if (snooze) {
+      outcome = this.snoozed(job, handler, snooze.delayMs);
+    } else if (settled.ok && !aborted) {
       outcome = this.success(job, handler, settled.value);
     } else {
       const error = settled.ok ? reason : settled.error;
@@ -182,6 +194,24 @@ export class JobExecutor {
       resultJson,
       lastError: null,
       retryDelayMs: null,
+      progress: null,
+      stage: null,
+      ifRefused: this.attemptFailed(job, handler, false),
+    };
+  }
+
+  /**
+   * A snooze: the job waits `delayMs` and its attempt is given back (the write undoes this run's
+   * claim). If the database refuses the write, the attempt counts as failed, as for any outcome.
+   */
+  private snoozed(job: Job, handler: RegisteredJobHandler, delayMs: number): QueuedOutcome {
+    return {
+      id: job.id,
+      runToken: job.runToken,
+      status: SNOOZED,
+      resultJson: null,
+      lastError: null,
+      retryDelayMs: delayMs,
       progress: null,
       stage: null,
       ifRefused: this.attemptFailed(job, handler, false),
