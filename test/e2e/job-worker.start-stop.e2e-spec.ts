@@ -85,6 +85,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
     expect(app.app.get(RecordingHandlers).ran).toEqual([{ type: RECORD_JOB, id: job.id }]);
     expect(intervals(app)).toEqual(
       [
+        `job-queue:cron:${app.workerId}`,
         `job-queue:heartbeat:${app.workerId}`,
         `job-queue:poll:${app.workerId}`,
         `job-queue:reaper:${app.workerId}`,
