@@ -20,7 +20,7 @@ const DUE_SCHEDULES = (schema: QueueSchema): string => `
          pg_catalog.date_trunc('milliseconds'::text, s.next_fire_at) AS next_fire_at, t.now
   FROM (SELECT COALESCE($1::timestamptz, pg_catalog.now()) AS now) AS t
     JOIN ${schema.jobSchedules} s ON s.next_fire_at <= t.now
-  ORDER BY s.next_fire_at
+  ORDER BY s.next_fire_at, s.name
   LIMIT $2::integer`;
 
 /**
