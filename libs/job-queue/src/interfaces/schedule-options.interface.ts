@@ -26,13 +26,19 @@ export interface ScheduleOptions {
  * @publicApi
  */
 export interface JobSchedule<T = unknown> {
+  /** Unique; a handler's schedule is named after its job type. */
   name: string;
+  /** The cron expression, as given. */
   cron: string;
   /** Canonical IANA name; `'UTC'` unless one was given. */
   timezone: string;
+  /** What fire times missed while no worker ran get: one job on return, or none. */
   catchUp: CatchUp;
+  /** The type of each job it enqueues. */
   jobType: string;
+  /** The data of each job it enqueues (`null` for a handler's schedule). */
   data: T;
+  /** The priority of each job it enqueues. */
   priority: number;
   /** `null`: the handler's or module's default. */
   maxAttempts: number | null;
@@ -45,6 +51,8 @@ export interface JobSchedule<T = unknown> {
   nextFireAt: Date | null;
   /** The newest fire time a job was enqueued for; `null` before the first. */
   lastFireAt: Date | null;
+  /** When the schedule was first written. */
   createdAt: Date;
+  /** When it was last written or fired. */
   updatedAt: Date;
 }
