@@ -2,6 +2,7 @@ import { Provider } from '@nestjs/common';
 import { InvalidJobQueueOptionsError, JobSchedule } from 'nest-pg-job-queue';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { waitFor } from '../support/wait-for';
+import { CapturingLogger } from '../support/capturing-logger';
 import {
   BadCatchUpHandlers,
   BadCronHandlers,
@@ -59,7 +60,8 @@ describe('@JobHandler cron: the handler schedules each boot writes', () => {
     // A restart must neither lose the missed fire times (catch-up) nor fire one again: the
     // restarted node writes the same schedule, keeps where it stands, and its first ticks catch
     // the missed days up with one job.
-    const app = await startWorkerApp({ url: file.url, providers: [DailyReportAtSix] });
+    const logger = new CapturingLogger();
+    const app = await startWorkerApp({ url: file.url, providers: [DailyReportAtSix], logger });
     try {
       await waitFor(async () => (await report())!.nextFireAt!.getTime() > Date.now(), {
         description: 'the restarted node to fire the missed schedule',
@@ -72,6 +74,11 @@ describe('@JobHandler cron: the handler schedules each boot writes', () => {
       [REPORT],
     );
     expect(jobs).toBe(1);
+    // Said once, by the node that fired it.
+    expect(logger.matching(/missed fire times/).map((line) => line.message)).toEqual([
+      `Schedule "${REPORT}" missed fire times from ${missed.toISOString()} while no worker ran: ` +
+        `enqueued 1 job(s), from ${(await report())!.lastFireAt!.toISOString()} (catchUp: once)`,
+    ]);
   });
 
   it('deletes the schedule when the next deploy removes the cron; a node without the handler leaves it', async () => {

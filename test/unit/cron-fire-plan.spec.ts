@@ -25,7 +25,11 @@ describe('planFires: which fire times a due schedule enqueues', () => {
 
   it('enqueues nothing for a schedule not yet due', () => {
     const plan = planFires(daily6, at('2026-12-02T06:00:00Z'), 'once', at('2026-12-01T07:00:00Z'));
-    expect(plan).toEqual({ fireTimes: [], nextFireAt: at('2026-12-02T06:00:00Z') });
+    expect(plan).toEqual({
+      fireTimes: [],
+      nextFireAt: at('2026-12-02T06:00:00Z'),
+      missedSince: null,
+    });
   });
 
   it('gives each fire time a late tick still finds on time a job of its own (none merged)', () => {
@@ -38,6 +42,7 @@ describe('planFires: which fire times a due schedule enqueues', () => {
     );
     expect(iso(plan.fireTimes)).toEqual(['2026-12-01T00:00:01.000Z', '2026-12-01T00:00:02.000Z']);
     expect(plan.nextFireAt).toEqual(at('2026-12-01T00:00:03Z'));
+    expect(plan.missedSince).toBeNull();
   });
 
   it('merges the fire times missed while no node ran into one job (once), for the newest', () => {
@@ -45,11 +50,16 @@ describe('planFires: which fire times a due schedule enqueues', () => {
     const plan = planFires(daily6, at('2026-11-28T06:00:00Z'), 'once', at('2026-12-01T12:00:00Z'));
     expect(iso(plan.fireTimes)).toEqual(['2026-12-01T06:00:00.000Z']);
     expect(plan.nextFireAt).toEqual(at('2026-12-02T06:00:00Z'));
+    expect(plan.missedSince).toEqual(at('2026-11-28T06:00:00Z'));
   });
 
   it('skips the fire times missed while no node ran (skip)', () => {
     const plan = planFires(daily6, at('2026-11-28T06:00:00Z'), 'skip', at('2026-12-01T12:00:00Z'));
-    expect(plan).toEqual({ fireTimes: [], nextFireAt: at('2026-12-02T06:00:00Z') });
+    expect(plan).toEqual({
+      fireTimes: [],
+      nextFireAt: at('2026-12-02T06:00:00Z'),
+      missedSince: at('2026-11-28T06:00:00Z'),
+    });
   });
 
   it('counts a fire time as missed once it is later than its period (capped at a minute)', () => {

@@ -85,7 +85,14 @@ export class CronScheduler {
         readNextFireAt: due.next_fire_at,
         ...plan,
       });
-      if (jobIds) fired.push({ name: due.name, jobIds, ...plan });
+      if (!jobIds) continue; // another node (or a schedule() call) got there first
+      fired.push({
+        name: due.name,
+        jobIds,
+        fireTimes: plan.fireTimes,
+        nextFireAt: plan.nextFireAt,
+      });
+      if (plan.missedSince) this.logMissed(due, plan);
     }
     if (fired.some((schedule) => schedule.jobIds.length > 0)) this.poller.wake();
     return fired;
@@ -103,7 +110,19 @@ export class CronScheduler {
         `Schedule "${due.name}" stopped: its cron "${due.cron}" (${due.timezone}) cannot be ` +
           `read (${(error as Error).message}); write it again with schedule()`,
       );
-      return { fireTimes: [], nextFireAt: null };
+      return { fireTimes: [], nextFireAt: null, missedSince: null };
     }
+  }
+
+  /** Fire times no worker enqueued in time: every node was down (or far behind). */
+  private logMissed(due: DueScheduleRow, plan: FirePlan): void {
+    const outcome =
+      plan.fireTimes.length === 0
+        ? 'skipped them'
+        : `enqueued ${plan.fireTimes.length} job(s), from ${plan.fireTimes[0].toISOString()}`;
+    this.logger.warn(
+      `Schedule "${due.name}" missed fire times from ${plan.missedSince!.toISOString()} ` +
+        `while no worker ran: ${outcome} (catchUp: ${due.catch_up})`,
+    );
   }
 }

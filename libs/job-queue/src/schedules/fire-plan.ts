@@ -15,6 +15,8 @@ export interface FirePlan {
   fireTimes: Date[];
   /** The first fire time after `now`, or `null` when the expression fires no more. */
   nextFireAt: Date | null;
+  /** The earliest fire time missed (no job of its own), when any was: for the log. */
+  missedSince: Date | null;
 }
 
 /**
@@ -35,7 +37,7 @@ export function planFires(
   now: Date,
 ): FirePlan {
   const nowMs = now.getTime();
-  if (nextFireAt.getTime() > nowMs) return { fireTimes: [], nextFireAt };
+  if (nextFireAt.getTime() > nowMs) return { fireTimes: [], nextFireAt, missedSince: null };
   const onTime: Date[] = [];
   const horizon = new Date(nowMs - MAX_LATENESS_MS);
   let fireAt: Date | null = nextFireAt >= horizon ? nextFireAt : times.next(horizon);
@@ -46,11 +48,13 @@ export function planFires(
     if (nowMs - fireAt.getTime() <= lateness) onTime.push(fireAt);
     fireAt = following;
   }
+  // The due fire times start at nextFireAt: any before the first on-time one were missed.
+  const missed = onTime.length === 0 || onTime[0].getTime() > nextFireAt.getTime();
   let fireTimes = onTime;
   if (onTime.length === 0 && catchUp === 'once') {
     const latest = times.latestAtOrBefore(now);
     // The stored time is a fire time too (of this expression, unless edited by hand).
     fireTimes = [latest !== null && latest >= nextFireAt ? latest : nextFireAt];
   }
-  return { fireTimes, nextFireAt: times.next(now) };
+  return { fireTimes, nextFireAt: times.next(now), missedSince: missed ? nextFireAt : null };
 }
