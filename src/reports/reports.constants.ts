@@ -17,3 +17,14 @@ export const REPORT_STAGES: ReadonlyArray<readonly [stage: string, progress: num
   ['rendering', 80],
   ['uploading', 100],
 ];
+
+/** The daily report: enqueued by its cron, once a day across every running node. */
+export const DAILY_REPORT_JOB = 'report.daily';
+export const DAILY_REPORT_CRON = '0 6 * * *';
+export const DAILY_REPORT_TIMEZONE = 'Europe/Berlin';
+
+export interface DailyReportResult {
+  /** The day it covers: the day before the fire time, in Berlin. */
+  day: string;
+  rows: number;
+}

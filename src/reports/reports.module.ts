@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ReportHandlers } from './report.handlers';
+import { DailyReportHandler } from './daily-report.handler';
 import { ReportsController } from './reports.controller';
 
-@Module({ controllers: [ReportsController], providers: [ReportHandlers] })
+@Module({ controllers: [ReportsController], providers: [ReportHandlers, DailyReportHandler] })
 export class ReportsModule {}

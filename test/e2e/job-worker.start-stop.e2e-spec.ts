@@ -85,6 +85,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
     expect(app.app.get(RecordingHandlers).ran).toEqual([{ type: RECORD_JOB, id: job.id }]);
     expect(intervals(app)).toEqual(
       [
+        `job-queue:cron:${app.workerId}`,
         `job-queue:heartbeat:${app.workerId}`,
         `job-queue:poll:${app.workerId}`,
         `job-queue:reaper:${app.workerId}`,
@@ -157,7 +158,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
 
     await Promise.all([worker.start(), worker.start()]);
     expect(worker.isRunning).toBe(true);
-    expect(intervals(app)).toHaveLength(4);
+    expect(intervals(app)).toHaveLength(5);
     await Promise.all([worker.stop(), worker.stop()]);
     expect(intervals(app)).toEqual([]);
 

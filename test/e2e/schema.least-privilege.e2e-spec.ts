@@ -14,6 +14,7 @@ import { WorkerApp } from '../support/worker-test-app';
 const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT USAGE ON SCHEMA job_queue TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE, DELETE ON job_queue.jobs TO ${role}`,
+  `GRANT SELECT, INSERT, UPDATE, DELETE ON job_queue.job_schedules TO ${role}`,
   `GRANT USAGE ON SEQUENCE job_queue.jobs_id_seq TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE ON job_queue.job_types TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,

@@ -13,6 +13,8 @@ export const WORKER_ENV = {
   shutdownTimeoutMs: 'WORKER_SHUTDOWN_TIMEOUT_MS',
   /** First attempt of the `slow` handler: a number of ms, or `until-aborted`. Default 0. */
   slowMs: 'WORKER_SLOW_MS',
+  /** When set, the worker also has the `cron.tick` handler, on this cron expression. */
+  cron: 'WORKER_CRON',
 } as const;
 
 /** The worker prints this followed by its id once it is claiming jobs. */
@@ -59,6 +61,8 @@ export interface WorkerProcessConfig {
   reaperIntervalMs?: number;
   shutdownTimeoutMs?: number;
   slowMs?: number | 'until-aborted';
+  /** A cron expression for the fixture's `cron.tick` handler; without it there is no such handler. */
+  cron?: string;
 }
 
 export interface WorkerExit {
@@ -222,6 +226,7 @@ export class ChildWorkers {
       [WORKER_ENV.reaperIntervalMs, config.reaperIntervalMs],
       [WORKER_ENV.shutdownTimeoutMs, config.shutdownTimeoutMs],
       [WORKER_ENV.slowMs, config.slowMs],
+      [WORKER_ENV.cron, config.cron],
     ];
     for (const [name, value] of optional) {
       if (value === undefined) delete env[name];

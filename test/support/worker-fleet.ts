@@ -12,6 +12,10 @@ export interface WorkerFleet {
   readonly dataSource: DataSource;
   /** The worker processes, each ready (claiming and listening). */
   readonly workers: WorkerProcess[];
+  /** The file's database, for `spawnReady`'s configs. */
+  readonly databaseUrl: string;
+  /** Spawns more workers (say, one restarting) and waits until each is ready; killed in afterAll. */
+  spawnReady(configs: WorkerProcessConfig[]): Promise<WorkerProcess[]>;
 }
 
 export interface WorkerFleetOptions {
@@ -66,5 +70,10 @@ export function useWorkerFleet({
     get workers(): WorkerProcess[] {
       return spawned;
     },
+    get databaseUrl(): string {
+      started();
+      return db.url;
+    },
+    spawnReady: (configs) => children.spawnReady(configs, bootDeadlineMs),
   };
 }

@@ -21,6 +21,8 @@ export { JobWorker } from './worker/job-worker';
 // Producing and managing jobs
 export { QueueService } from './queue.service';
 export type { JobQueueStats, JobStatusCounts, JobTypeStats } from './queue.service';
+export type { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
+export type { CatchUp } from './schedules/cron-expression';
 export type {
   EnqueueManyItem,
   EnqueueOptions,

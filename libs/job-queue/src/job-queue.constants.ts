@@ -31,6 +31,8 @@ export const DEFAULT_STALE_AFTER_MS = 60_000;
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
 export const DEFAULT_REAPER_INTERVAL_MS = 15_000;
 export const DEFAULT_STAGER_INTERVAL_MS = 1_000;
+/** How often each worker looks for cron schedules that are due (see maintenance/cron-scheduler.ts). */
+export const CRON_TICK_MS = 1_000;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const DEFAULT_PROGRESS_THROTTLE_MS = 250;
 export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;
@@ -55,6 +57,8 @@ export const DEFAULT_BACKOFF_JITTER = 0.2;
 export const MAX_JOB_TYPE_LENGTH = 255;
 export const MAX_UNIQUE_KEY_LENGTH = 255;
 export const MAX_STAGE_LENGTH = 255;
+export const MAX_SCHEDULE_NAME_LENGTH = 255;
+export const MAX_CRON_LENGTH = 255;
 /** PostgreSQL `integer` bounds: `priority` and `maxAttempts` are stored as integer. */
 export const PG_INT_MIN = -2_147_483_648;
 export const PG_INT_MAX = 2_147_483_647;

@@ -25,3 +25,7 @@ export const JOB_NOT_FOUND = (jobId: unknown): string =>
 
 export const JOB_NOT_IN_STATE = (jobId: string, status: string, action: string): string =>
   `Job ${jobId} is ${status} and cannot be ${action}.`;
+
+export const SCHEDULE_OWNED_BY_HANDLER = (name: string): string =>
+  `Invalid job name: schedule ${describeValue(name)} belongs to @JobHandler(${describeValue(name)}) ` +
+  `(its cron option). Change the cron there, or give this schedule another name.`;

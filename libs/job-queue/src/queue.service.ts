@@ -22,7 +22,7 @@ import {
   JobOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';
-import { INVALID_INPUT } from './job-queue.messages';
+import { INVALID_INPUT, SCHEDULE_OWNED_BY_HANDLER } from './job-queue.messages';
 import {
   checkInteger,
   checkJobId,
@@ -46,6 +46,12 @@ import { pauseJobType } from './sql/pause-job-type.query';
 import { resumeJobType } from './sql/resume-job-type.query';
 import { pausedJobTypes } from './sql/paused-job-types.query';
 import { withPausedFlags } from './job-type-stats';
+import { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
+import { checkScheduleName, scheduleInsertRow } from './schedules/schedule-input';
+import { upsertSchedule } from './sql/upsert-schedule.query';
+import { deleteSchedule } from './sql/delete-schedules.query';
+import { listSchedules } from './sql/list-schedules.query';
+import { toJobSchedule } from './sql/schedule-columns';
 
 /** Counts of jobs by status, for one job type. @publicApi */
 export type JobStatusCounts = Record<JobStatus, number>;
@@ -237,6 +243,41 @@ export class QueueService {
   async resume(jobType: string): Promise<void> {
     const type = checkJobType('type', jobType);
     await resumeJobType(this.db(), this.options.schema, type);
+  }
+
+  /**
+   * Creates or replaces the recurring job `name`: each fire time of `cron` (5 fields, or 6 with
+   * seconds first; read in `opts.timezone`, default UTC) enqueues one job of `jobType` with `data`
+   * and `runAt` at that fire time, once across all nodes. Any running worker fires it, whatever
+   * handlers it has. Replacing with the same cron and zone keeps its next fire time (calling this
+   * at every boot skips and repeats nothing); a new cron or zone starts from now. Throws
+   * `InvalidJobInputError` naming the argument (`cron`, `timezone` …) for a bad one, and for a
+   * `name` that a `@JobHandler`'s cron owns.
+   */
+  async schedule<T>(
+    name: string,
+    cron: string,
+    jobType: string,
+    data: T,
+    opts: ScheduleOptions = {},
+  ): Promise<JobSchedule<T>> {
+    const row = scheduleInsertRow(name, cron, jobType, data, opts, this.options.maxPayloadBytes);
+    const written = await upsertSchedule(this.db(), this.options.schema, row);
+    if (!written) throw new InvalidJobInputError(SCHEDULE_OWNED_BY_HANDLER(name), 'name', name);
+    return toJobSchedule(written) as JobSchedule<T>;
+  }
+
+  /**
+   * Deletes the schedule `name`; resolves whether there was one. Jobs it already enqueued stay.
+   * A handler's schedule comes back when a worker with that handler boots: remove its `cron`.
+   */
+  async unschedule(name: string): Promise<boolean> {
+    return deleteSchedule(this.db(), this.options.schema, checkScheduleName('name', name));
+  }
+
+  /** Every schedule, by name, with its next and last fire times. */
+  async schedules(): Promise<JobSchedule[]> {
+    return (await listSchedules(this.db(), this.options.schema)).map(toJobSchedule);
   }
 
   private toInsertRow(

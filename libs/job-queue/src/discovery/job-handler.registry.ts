@@ -2,6 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { JobHandlerFunction } from '../interfaces/job-context.interface';
 import { ResolvedBackoff } from '../job-queue.options';
 import { DuplicateJobHandlerError } from '../errors';
+import { CatchUp, CronSpec } from '../schedules/cron-expression';
+
+/** A handler's `cron`, `timezone` and `catchUp`, checked. */
+export interface HandlerSchedule extends CronSpec {
+  catchUp: CatchUp;
+}
 
 /** A handler's options with the module's defaults filled in. */
 export interface ResolvedHandlerOptions {
@@ -11,6 +17,8 @@ export interface ResolvedHandlerOptions {
   /** `undefined`: no timeout. */
   timeoutMs: number | undefined;
   backoff: ResolvedBackoff;
+  /** `undefined`: no `cron`, not a recurring job. */
+  schedule: HandlerSchedule | undefined;
 }
 
 export interface RegisteredJobHandler {

@@ -1,4 +1,5 @@
 import { BackoffOptions } from './backoff-options.interface';
+import { CatchUp } from '../schedules/cron-expression';
 
 /** Options of `@JobHandler(type, options)`; each overrides the module's default. @publicApi */
 export interface JobHandlerOptions {
@@ -20,4 +21,19 @@ export interface JobHandlerOptions {
    * Default: the module's `backoff`.
    */
   backoff?: BackoffOptions;
+  /**
+   * Makes this a recurring job: each fire time of the expression (5 fields, or 6 with seconds
+   * first, e.g. `'0 6 * * *'`) enqueues one job of this type (`data` null, `runAt` the fire time),
+   * once across all nodes. Kept as the schedule named after the type (see
+   * `QueueService.schedules()`), written at each worker's boot; a boot without `cron` on this
+   * handler deletes it. A bad expression fails the boot. Default: none.
+   */
+  cron?: string;
+  /** The IANA time zone `cron` is read in (`'Europe/Berlin'`); only with `cron`. Default: `'UTC'`. */
+  timezone?: string;
+  /**
+   * Fire times of `cron` missed while no worker ran: one job on return (`'once'`) or none
+   * (`'skip'`); only with `cron`. Default: `'once'`.
+   */
+  catchUp?: CatchUp;
 }

@@ -9,6 +9,7 @@ import {
   claimJobBatchQueryV2,
   skipPausedJobTypesInClaimFor,
 } from './1795939200006-SkipPausedJobTypesInClaim';
+import { createJobSchedulesTableFor } from './1795939200005-CreateJobSchedulesTable';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -43,6 +44,7 @@ export function jobQueueMigrationsFor(
     createJobsTableFor(schema),
     createClaimJobBatchFunctionFor(schema),
     createJobTypesTableFor(schema),
+    createJobSchedulesTableFor(schema),
     skipPausedJobTypesInClaimFor(schema),
   ];
   bySchema.set(name, migrations);

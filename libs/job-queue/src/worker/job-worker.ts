@@ -8,6 +8,7 @@ import { databaseErrorText } from '../errors/database-error.util';
 import { INVALID_OPTION } from '../job-queue.messages';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
+import { CronScheduler } from '../maintenance/cron-scheduler';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -66,6 +67,7 @@ export class JobWorker {
     private readonly reaper: StaleJobReaper,
     private readonly stager: ScheduledJobStager,
     private readonly running: RunningJobs,
+    private readonly cron: CronScheduler,
   ) {}
 
   /** True while the worker is started: from when `start()` starts it until `stop()` drains it. */
@@ -115,11 +117,14 @@ export class JobWorker {
     }
     if (this.started) return;
     const jobTypes = jobTypesToClaim(worker, this.registry);
+    // Before anything starts: a boot that cannot write its handlers' schedules fails whole.
+    await this.cron.syncHandlerSchedules();
     this.started = true;
     this.completer.resume();
     this.heartbeat.start();
     this.reaper.start();
     this.stager.start();
+    this.cron.start(); // stored schedules fire on every worker, with or without handlers
     if (jobTypes.length === 0) {
       this.logger.warn(
         'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
@@ -145,6 +150,7 @@ export class JobWorker {
       this.listener.stop(),
       this.reaper.stop(),
       this.stager.stop(),
+      this.cron.stop(),
     ]);
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();

@@ -1,0 +1,71 @@
+import { DEFAULT_PRIORITY, MAX_SCHEDULE_NAME_LENGTH } from '../job-queue.constants';
+import { INVALID_INPUT } from '../job-queue.messages';
+import { InvalidJobInputError } from '../errors';
+import { checkInteger, checkJobType, checkText, measureData } from '../job-input.validation';
+import { ScheduleOptions } from '../interfaces/schedule-options.interface';
+import { ScheduleInsertRow } from '../sql/upsert-schedule.query';
+import { CATCH_UP_VALUES, checkCronSpec, cronTimes, DEFAULT_CATCH_UP } from './cron-expression';
+
+const SCHEDULE_OPTION_KEYS = ['timezone', 'catchUp', 'priority', 'maxAttempts'] as const;
+
+function fail(field: string, value: unknown, expected: string): never {
+  throw new InvalidJobInputError(INVALID_INPUT(field, value, expected), field, value);
+}
+
+/** A schedule's name: like a job type, non-blank text of at most 255 characters. */
+export function checkScheduleName(field: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    fail(field, value, `a non-blank string of at most ${MAX_SCHEDULE_NAME_LENGTH} characters`);
+  }
+  return checkText(field, value, MAX_SCHEDULE_NAME_LENGTH);
+}
+
+/**
+ * The arguments of `QueueService.schedule()` as a row to write, each checked first (an
+ * `InvalidJobInputError` naming the argument and value: `cron`, `timezone`, `catchUp` …; `data`
+ * by its path only). `nextFireAt` is the first fire time after now by this process's clock; later
+ * ones follow from the database's clock, at each tick.
+ */
+export function scheduleInsertRow(
+  name: unknown,
+  cron: unknown,
+  jobType: unknown,
+  data: unknown,
+  opts: unknown,
+  maxPayloadBytes: number,
+): ScheduleInsertRow {
+  const checkedName = checkScheduleName('name', name);
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+    fail('options', opts, 'an object');
+  }
+  for (const key of Object.keys(opts)) {
+    if (!(SCHEDULE_OPTION_KEYS as readonly string[]).includes(key)) {
+      throw new InvalidJobInputError(
+        `Unknown schedule option "${key}". Known options: ${SCHEDULE_OPTION_KEYS.join(', ')}.`,
+        key,
+        (opts as Record<string, unknown>)[key],
+      );
+    }
+  }
+  const options = opts as ScheduleOptions;
+  const spec = checkCronSpec(cron, options.timezone, fail);
+  const catchUp = options.catchUp ?? DEFAULT_CATCH_UP;
+  if (!CATCH_UP_VALUES.includes(catchUp)) fail('catchUp', catchUp, "'once' or 'skip'");
+  return {
+    name: checkedName,
+    ...spec,
+    catchUp,
+    jobType: checkJobType('type', jobType),
+    dataJson: measureData('data', data, maxPayloadBytes).json,
+    priority:
+      options.priority === undefined
+        ? DEFAULT_PRIORITY
+        : checkInteger('priority', options.priority),
+    maxAttempts:
+      options.maxAttempts === undefined
+        ? null
+        : checkInteger('maxAttempts', options.maxAttempts, 1),
+    source: 'schedule',
+    nextFireAt: cronTimes(spec).next(new Date()),
+  };
+}
