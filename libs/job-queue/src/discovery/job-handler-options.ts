@@ -2,9 +2,10 @@ import { InvalidJobQueueOptionsError } from '../errors';
 import { INVALID_OPTION, UNKNOWN_OPTION } from '../job-queue.messages';
 import { intOption, resolveBackoff, ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerOptions } from '../interfaces/job-handler-options.interface';
+import { resolveRetention } from '../retention.options';
 import { ResolvedHandlerOptions } from './job-handler.registry';
 
-const HANDLER_OPTION_KEYS = ['concurrency', 'maxAttempts', 'timeoutMs', 'backoff'];
+const HANDLER_OPTION_KEYS = ['concurrency', 'maxAttempts', 'timeoutMs', 'backoff', 'retention'];
 
 /**
  * Checks `@JobHandler` options at boot and fills in the module's defaults. Errors name the
@@ -48,5 +49,6 @@ export function resolveHandlerOptions(
         ? undefined
         : intOption(`${where}: timeoutMs`, options.timeoutMs, 0, 1),
     backoff: resolveBackoff(`${where}: backoff`, options.backoff, moduleOptions.backoff),
+    retention: resolveRetention(`${where}: retention`, options.retention, moduleOptions.retention),
   };
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { JobHandlerFunction } from '../interfaces/job-context.interface';
 import { ResolvedBackoff } from '../job-queue.options';
 import { DuplicateJobHandlerError } from '../errors';
+import { ResolvedRetention } from '../retention.options';
 
 /** A handler's options with the module's defaults filled in. */
 export interface ResolvedHandlerOptions {
@@ -11,6 +12,8 @@ export interface ResolvedHandlerOptions {
   /** `undefined`: no timeout. */
   timeoutMs: number | undefined;
   backoff: ResolvedBackoff;
+  /** The module's `retention` with the handler's merged over it. */
+  retention: ResolvedRetention;
 }
 
 export interface RegisteredJobHandler {

@@ -1,4 +1,5 @@
 import { BackoffOptions } from './backoff-options.interface';
+import { RetentionOptions } from './retention-options.interface';
 
 /** Options of `@JobHandler(type, options)`; each overrides the module's default. @publicApi */
 export interface JobHandlerOptions {
@@ -20,4 +21,10 @@ export interface JobHandlerOptions {
    * Default: the module's `backoff`.
    */
   backoff?: BackoffOptions;
+  /**
+   * How long finished jobs of this type are kept, merged over the module's `retention` (`false`:
+   * keep them all). Stored in the database when the worker starts, so every node prunes this
+   * type alike, a node without this handler included.
+   */
+  retention?: false | RetentionOptions;
 }
