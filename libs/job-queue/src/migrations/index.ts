@@ -8,6 +8,7 @@ import {
   createClaimJobBatchFunctionFor,
 } from './1795939200001-CreateClaimJobBatchFunction';
 import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
+import { addJobRetentionFor } from './1795939200003-AddJobRetention';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -42,6 +43,7 @@ export function jobQueueMigrationsFor(
     createJobsTableFor(schema),
     createClaimJobBatchFunctionFor(schema),
     createJobTypesTableFor(schema),
+    addJobRetentionFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];
