@@ -42,6 +42,9 @@ import { cancelJobRow } from './sql/cancel-job.query';
 import { retryJobRow } from './sql/retry-job.query';
 import { jobStatsRows } from './sql/job-stats.query';
 import { findStaleJobRows } from './sql/find-stale-jobs.query';
+import { PruneOptions } from './interfaces/prune-options.interface';
+import { checkPruneOptions } from './prune-input.validation';
+import { pruneInBatches } from './maintenance/prune-in-batches';
 
 /** Counts of jobs by status, for one job type. @publicApi */
 export type JobStatusCounts = Record<JobStatus, number>;
@@ -202,6 +205,24 @@ export class QueueService {
   async findStale(olderThanMs: number): Promise<Job[]> {
     const ms = checkInteger('olderThanMs', olderThanMs, 0);
     return (await findStaleJobRows(this.db(), this.options.schema, ms)).map(toJob);
+  }
+
+  /**
+   * Deletes finished jobs now, for an operator's one-off clean-up, and returns how many. Without
+   * `olderThanMs`, each type's retention applies as the pruner applies it (a type kept forever
+   * stays); with it, every finished job older than that goes. Batched like the pruner (at most
+   * 1,000 rows per statement, each its own transaction, each bounded by `databaseTimeoutMs`);
+   * it does not wait for the pruner's lock (`SKIP LOCKED` keeps the two apart). Never deletes an
+   * unfinished job.
+   */
+  async prune(opts: PruneOptions = {}): Promise<number> {
+    const checked = checkPruneOptions(opts);
+    return pruneInBatches(
+      this.db(),
+      this.options.schema,
+      { defaults: this.options.retention, ...checked },
+      { lockKey: null, deadline: null },
+    );
   }
 
   private toInsertRow(
