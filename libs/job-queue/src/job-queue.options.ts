@@ -271,7 +271,6 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       'reaperIntervalMs',
       raw.reaperIntervalMs,
       DEFAULT_REAPER_INTERVAL_MS,
-      DEFAULT_RETENTION_INTERVAL_MS,
       1,
     ),
     stagerIntervalMs: intOption(
