@@ -17,6 +17,9 @@ const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT USAGE ON SEQUENCE job_queue.jobs_id_seq TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,
      boolean, integer[], integer[], integer[], integer[], float8[]) TO ${role}`,
+  `GRANT SELECT, INSERT, UPDATE ON job_queue.job_types TO ${role}`,
+  `GRANT EXECUTE ON FUNCTION job_queue.prune_jobs(bigint, float8, float8, float8, float8, text[],
+     text[], integer) TO ${role}`,
 ];
 
 // The split a careful deployment uses: an owner role (here the database's owner, as an app's
