@@ -25,13 +25,14 @@ interface HostApp {
   close(): Promise<void>;
 }
 
-/** The four intervals a worker registers, by name. */
+/** The five intervals a worker registers, by name. */
 function queueIntervals(workerId: string): string[] {
   return [
     `job-queue:poll:${workerId}`,
     `job-queue:heartbeat:${workerId}`,
     `job-queue:reaper:${workerId}`,
     `job-queue:stager:${workerId}`,
+    `job-queue:pruner:${workerId}`,
   ];
 }
 
