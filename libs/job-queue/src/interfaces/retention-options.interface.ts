@@ -8,7 +8,10 @@
 export interface RetentionOptions {
   /** Completed jobs. Default: 86400000 (1 day). */
   completedMs?: number | false;
-  /** Jobs that failed for good (out of attempts, or `PermanentJobError`). Default: 604800000 (7 days). */
+  /**
+   * Jobs that failed for good (out of attempts, or `PermanentJobError`). Default: 604800000
+   * (7 days).
+   */
   failedMs?: number | false;
   /** Cancelled jobs. Default: 604800000 (7 days). */
   cancelledMs?: number | false;

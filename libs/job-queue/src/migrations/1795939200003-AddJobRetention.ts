@@ -8,8 +8,8 @@ import { MigrationClass, schemaMigration } from './schema-migration';
  * Shape: `types` lists the job types that have finished jobs by skipping through
  * `jobs_finished_idx` (one descent per type, not a read of every row); `rules` gives each type
  * and finished status its retention: the one a worker stored in `job_types`, else the module
- * default passed in ($2-$4), or `$5` for an operator's `olderThanMs`; `doomed` reads each rule's oldest
- * rows past it through the same index, `LIMIT` rows at most in all, and locks them
+ * default passed in ($2-$4), or `$5` for an operator's `olderThanMs`; `doomed` reads each rule's
+ * oldest rows past it through the same index, `LIMIT` rows at most in all, and locks them
  * (`SKIP LOCKED`: a job being retried this instant is skipped; the status is checked again on
  * the locked row, so an unfinished job is never deleted). $1 the advisory lock key to try (NULL:
  * none), $6 statuses and $7 types to keep to (NULL: all), $8 the most rows to delete.
@@ -145,8 +145,8 @@ async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void
 
 /**
  * Retention: per-type retention columns on `job_types` (written by workers for their handlers),
- * `jobs_finished_idx` and `prune_jobs()` (see `pruneJobsQueryV1`) for the pruner, and autovacuum settings for a table whose rows come and go
- * (see the README's "Retention and vacuum").
+ * `jobs_finished_idx` and `prune_jobs()` (see `pruneJobsQueryV1`) for the pruner, and autovacuum
+ * settings for a table whose rows come and go (see the README's "Retention").
  *
  * Made for one schema at a time (see `jobQueueMigrationsFor`).
  */

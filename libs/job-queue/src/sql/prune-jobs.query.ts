@@ -30,9 +30,10 @@ const PRUNE_JOBS = (schema: QueueSchema): string => `
 
 /**
  * Deletes up to `limit` finished jobs whose `completed_at` is older than their retention (see
- * `pruneJobsQueryV1`, run by `prune_jobs()`), oldest first within each type and status. With `lockKey`, only if this
- * statement gets that transaction-scoped advisory lock (`held` false otherwise): one node prunes
- * a schema at a time, and as one autocommit statement the lock lasts exactly as long as it.
+ * `pruneJobsQueryV1`, which `prune_jobs()` runs), oldest first within each type and status. With
+ * `lockKey`, only if this statement gets that transaction-scoped advisory lock (`held` false
+ * otherwise): one node prunes a schema at a time, and as one autocommit statement the lock lasts
+ * exactly as long as it.
  */
 export async function pruneJobs(
   db: Queryable,
