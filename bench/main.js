@@ -30,7 +30,11 @@ const HELP = `npm run bench -- [options]
   --no-analyze       do not ANALYZE the pre-enqueued backlog before processing (cold statistics)
   --cpu-prof         write .cpuprofile files of the worker processes to bench/profiles/
   --out=FILE         results file (default bench/results.json)
-  --list             list peers and measurements`;
+  --list             list peers and measurements
+  --soak             instead of the measurements: N minutes of steady load with retention at
+                     1 minute, then N with retention off (bench/soak.js); not in CI
+  --soak-minutes=N   minutes per soak phase (default 10)
+  --soak-rate=N      jobs enqueued per second during the soak (default 5000)`;
 
 // A library's connection error that nobody listens for (an 'error' event on a pool) would end
 // the whole bench: it fails the run under way instead, and the bench goes on.
@@ -60,6 +64,11 @@ async function main() {
     console.log(`\nmeasurements: ${MEASUREMENTS.map((m) => m.name).join(', ')}`);
     console.log('peers:');
     for (const p of peers) console.log(`  ${p.name.padEnd(18)} ${p.variant.summary}`);
+    return;
+  }
+  if (args.soak) {
+    await dropLeftovers();
+    await require('./soak').runSoak({ minutes: args.soakMinutes, rate: args.soakRate });
     return;
   }
   const cfg = { ...(args.quick ? QUICK : FULL) };

@@ -5,9 +5,13 @@
 // time since go); <- stop; -> stopped {handled, queries}.
 // With `hold` in the spec (the cancel measurement) each handler runs until its signal aborts:
 // -> started {id} when it starts, aborted {id, reason} when it sees the abort.
+// With `recordWaits` (the soak) each job's wait, run_at -> started_at, is kept: <- waits ->
+// waits {waits} (ms, since the last such message).
 const spec = JSON.parse(process.env.BENCH_WORKER_SPEC);
 const adapter = require(`./adapters/${spec.adapter}`);
-const variant = adapter.variants.find((v) => v.name === spec.variant);
+const named = adapter.variants.find((v) => v.name === spec.variant);
+// The soak runs a variant with module options of its own (retention on or off).
+const variant = spec.moduleOptions ? { ...named, moduleOptions: spec.moduleOptions } : named;
 
 const send = (message) => process.connected && process.send(message);
 const rss = () => process.memoryUsage().rss;
@@ -16,8 +20,12 @@ async function main() {
   const queryCounts = adapter.instrument ? adapter.instrument() : () => undefined;
   const rssAt = [...(spec.rssAt ?? [])].sort((a, b) => a - b);
   let handled = 0;
-  const onJob = () => {
+  let waits = [];
+  const onJob = (data, job) => {
     handled++;
+    if (spec.recordWaits && job && job.startedAt && job.runAt) {
+      waits.push(job.startedAt.getTime() - job.runAt.getTime());
+    }
     if (rssAt.length > 0 && handled >= rssAt[0]) {
       const { rss: now, heapUsed } = process.memoryUsage();
       send({ type: 'rss', at: rssAt.shift(), rss: now, heapUsed });
@@ -43,6 +51,9 @@ async function main() {
       cpuAtGo = process.cpuUsage();
       await worker.start();
       progress = setInterval(() => send({ type: 'progress', handled, rss: rss() }), 100);
+    } else if (message.type === 'waits') {
+      send({ type: 'waits', waits });
+      waits = [];
     } else if (message.type === 'sample') {
       const cpu = process.cpuUsage(cpuAtGo);
       send({ type: 'sample', cpuMs: (cpu.user + cpu.system) / 1000, handled, rss: rss() });

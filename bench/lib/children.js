@@ -12,10 +12,28 @@ process.on('exit', () => {
 });
 
 class WorkerGroup {
-  constructor({ adapter, variant, db, count, rssAt, maxLifetimeMs, cpuProfDir }) {
+  constructor({
+    adapter,
+    variant,
+    db,
+    count,
+    rssAt,
+    maxLifetimeMs,
+    cpuProfDir,
+    moduleOptions,
+    recordWaits,
+  }) {
     this.children = [];
     this.exitError = undefined;
-    const spec = JSON.stringify({ adapter, variant, db, rssAt, maxLifetimeMs });
+    const spec = JSON.stringify({
+      adapter,
+      variant,
+      db,
+      rssAt,
+      maxLifetimeMs,
+      moduleOptions,
+      recordWaits,
+    });
     for (let i = 0; i < count; i++) {
       const execArgv = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
       const child = fork(WORKER, [], {
@@ -45,6 +63,8 @@ class WorkerGroup {
           } else if (m.type === 'rss') {
             state.rssAt[m.at] = m.rss;
             state.heapAt[m.at] = m.heapUsed;
+          } else if (m.type === 'waits') {
+            state.onWaits?.(m.waits);
           } else if (m.type === 'sample') {
             state.sample = m;
             state.onSample?.();
@@ -98,6 +118,18 @@ class WorkerGroup {
         }),
     );
     return withTimeout(Promise.all(replies), timeoutMs, 'worker CPU samples');
+  }
+
+  /** Waits (ms, run_at -> start) every process recorded since the last call (`recordWaits`). */
+  async collectWaits(timeoutMs) {
+    const replies = this.children.map(
+      (c) =>
+        new Promise((resolve) => {
+          c.onWaits = resolve;
+          c.child.send({ type: 'waits' });
+        }),
+    );
+    return (await withTimeout(Promise.all(replies), timeoutMs, 'worker waits')).flat();
   }
 
   async stop(timeoutMs) {

@@ -47,11 +47,24 @@ const QUICK = {
 };
 
 function parseArgs(argv) {
-  const args = { quick: false, only: null, reps: null, cpuProf: false, list: false, out: null };
+  const args = {
+    quick: false,
+    only: null,
+    reps: null,
+    cpuProf: false,
+    list: false,
+    out: null,
+    soak: false,
+    soakMinutes: 10,
+    soakRate: 5_000,
+  };
   for (const arg of argv) {
     if (arg === '--quick') args.quick = true;
     else if (arg === '--cpu-prof') args.cpuProf = true;
     else if (arg === '--list') args.list = true;
+    else if (arg === '--soak') args.soak = true;
+    else if (arg.startsWith('--soak-minutes=')) args.soakMinutes = Number(arg.slice(15));
+    else if (arg.startsWith('--soak-rate=')) args.soakRate = Number(arg.slice(12));
     else if (arg === '--no-analyze') args.noAnalyze = true;
     else if (arg.startsWith('--only='))
       args.only = arg
@@ -66,6 +79,12 @@ function parseArgs(argv) {
   }
   if (args.reps !== null && !(Number.isInteger(args.reps) && args.reps >= 1 && args.reps <= 20)) {
     throw new Error('--reps must be an integer from 1 to 20');
+  }
+  if (!(Number.isInteger(args.soakMinutes) && args.soakMinutes >= 1 && args.soakMinutes <= 240)) {
+    throw new Error('--soak-minutes must be an integer from 1 to 240');
+  }
+  if (!(Number.isInteger(args.soakRate) && args.soakRate >= 10 && args.soakRate <= 100_000)) {
+    throw new Error('--soak-rate must be an integer from 10 to 100000 (jobs per second)');
   }
   return args;
 }

@@ -33,6 +33,7 @@ function queueIntervals(workerId: string): string[] {
     `job-queue:reaper:${workerId}`,
     `job-queue:stager:${workerId}`,
     `job-queue:cron:${workerId}`,
+    `job-queue:pruner:${workerId}`,
   ];
 }
 

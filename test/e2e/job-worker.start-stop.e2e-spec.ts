@@ -88,6 +88,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
         `job-queue:cron:${app.workerId}`,
         `job-queue:heartbeat:${app.workerId}`,
         `job-queue:poll:${app.workerId}`,
+        `job-queue:pruner:${app.workerId}`,
         `job-queue:reaper:${app.workerId}`,
         `job-queue:stager:${app.workerId}`,
       ].sort(),
@@ -158,7 +159,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
 
     await Promise.all([worker.start(), worker.start()]);
     expect(worker.isRunning).toBe(true);
-    expect(intervals(app)).toHaveLength(5);
+    expect(intervals(app)).toHaveLength(6);
     await Promise.all([worker.stop(), worker.stop()]);
     expect(intervals(app)).toEqual([]);
 

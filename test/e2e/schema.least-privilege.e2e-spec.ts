@@ -19,6 +19,9 @@ const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT SELECT, INSERT, UPDATE ON job_queue.job_types TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,
      boolean, integer[], integer[], integer[], integer[], float8[]) TO ${role}`,
+  `GRANT SELECT, INSERT, UPDATE ON job_queue.job_types TO ${role}`,
+  `GRANT EXECUTE ON FUNCTION job_queue.prune_jobs(bigint, float8, float8, float8, float8, text[],
+     text[], integer) TO ${role}`,
 ];
 
 // The split a careful deployment uses: an owner role (here the database's owner, as an app's

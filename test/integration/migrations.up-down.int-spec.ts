@@ -128,6 +128,10 @@ describe('migrations', () => {
         proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),
       },
       { proname: 'jobs_notify_inserted', proconfig: ['search_path=pg_catalog, pg_temp'] },
+      {
+        proname: 'prune_jobs',
+        proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),
+      },
     ]);
   });
 

@@ -43,6 +43,8 @@ describe('resolveJobQueueOptions', () => {
       maxBatchBytes: 32 * 1024 * 1024,
       progressThrottleMs: 250,
       databaseTimeoutMs: 10_000,
+      retention: { completedMs: 86_400_000, failedMs: 604_800_000, cancelledMs: 604_800_000 },
+      retentionIntervalMs: 60_000,
     });
     expect(resolveJobQueueOptions({})).toEqual({ ...resolved, workerId: expect.any(String) });
   });

@@ -13,6 +13,8 @@ export type {
   JobQueueWorkerOptions,
 } from './interfaces/job-queue-options.interface';
 export type { BackoffOptions } from './interfaces/backoff-options.interface';
+export type { RetentionOptions } from './interfaces/retention-options.interface';
+export type { PruneOptions } from './interfaces/prune-options.interface';
 export { jobQueueMigrations, jobQueueMigrationsFor } from './migrations';
 
 // The worker: starts by itself unless worker.autoStart is false

@@ -33,6 +33,18 @@ export const DEFAULT_REAPER_INTERVAL_MS = 15_000;
 export const DEFAULT_STAGER_INTERVAL_MS = 1_000;
 /** How often each worker looks for cron schedules that are due (see maintenance/cron-scheduler.ts). */
 export const CRON_TICK_MS = 1_000;
+/** How often each worker's pruner deletes finished jobs past their retention. */
+export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
+const DAY_MS = 24 * 60 * 60 * 1_000;
+/** How long finished jobs are kept by default: completed 1 day, failed and cancelled 7 days. */
+export const DEFAULT_COMPLETED_RETENTION_MS = DAY_MS;
+export const DEFAULT_FAILED_RETENTION_MS = 7 * DAY_MS;
+export const DEFAULT_CANCELLED_RETENTION_MS = 7 * DAY_MS;
+/**
+ * The longest retention or `prune({ olderThanMs })`: 1,000 years. `now() - retention` must stay
+ * within timestamptz's range (from 4714 BC), and a bigint column holds it.
+ */
+export const MAX_RETENTION_MS = 1_000 * 365 * DAY_MS;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const DEFAULT_PROGRESS_THROTTLE_MS = 250;
 export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;

@@ -17,6 +17,7 @@ import { JobHandlerRegistry } from './discovery/job-handler.registry';
 import { StaleJobReaper } from './maintenance/stale-job-reaper';
 import { ScheduledJobStager } from './maintenance/scheduled-job-stager';
 import { CronScheduler } from './maintenance/cron-scheduler';
+import { JobPruner } from './maintenance/job-pruner';
 import { JobCompleter } from './worker/job-completer';
 import { JobExecutor } from './worker/job-executor';
 import { JobHeartbeat } from './worker/job-heartbeat';
@@ -44,6 +45,7 @@ const coreProviders = [
   StaleJobReaper,
   ScheduledJobStager,
   CronScheduler,
+  JobPruner,
   JobWorker,
   JobWorkerOrchestrator,
 ];

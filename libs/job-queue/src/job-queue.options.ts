@@ -15,6 +15,7 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_PROGRESS_THROTTLE_MS,
   DEFAULT_REAPER_INTERVAL_MS,
+  DEFAULT_RETENTION_INTERVAL_MS,
   DEFAULT_STAGER_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_SCHEMA,
@@ -27,6 +28,7 @@ import {
 import { INVALID_OPTION, UNKNOWN_OPTION } from './job-queue.messages';
 import { InvalidJobQueueOptionsError } from './errors';
 import { BackoffOptions } from './interfaces/backoff-options.interface';
+import { DEFAULT_RETENTION, resolveRetention, ResolvedRetention } from './retention.options';
 import {
   JobQueueModuleOptions,
   JobQueueWorkerOptions,
@@ -70,6 +72,9 @@ export interface ResolvedJobQueueOptions {
   progressThrottleMs: number;
   /** 0: no timeout. */
   databaseTimeoutMs: number;
+  /** For job types no handler has stored a retention for (see `JobPruner`). */
+  retention: ResolvedRetention;
+  retentionIntervalMs: number;
 }
 
 const MODULE_KEYS = [
@@ -90,6 +95,8 @@ const MODULE_KEYS = [
   'maxBatchBytes',
   'progressThrottleMs',
   'databaseTimeoutMs',
+  'retention',
+  'retentionIntervalMs',
 ] as const satisfies readonly (keyof JobQueueModuleOptions)[];
 const WORKER_KEYS = [
   'concurrency',
@@ -321,6 +328,13 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       raw.databaseTimeoutMs,
       DEFAULT_DATABASE_TIMEOUT_MS,
       0,
+    ),
+    retention: resolveRetention('retention', raw.retention, DEFAULT_RETENTION),
+    retentionIntervalMs: intOption(
+      'retentionIntervalMs',
+      raw.retentionIntervalMs,
+      DEFAULT_RETENTION_INTERVAL_MS,
+      1,
     ),
   };
 }

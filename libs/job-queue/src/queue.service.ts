@@ -52,6 +52,9 @@ import { upsertSchedule } from './sql/upsert-schedule.query';
 import { deleteSchedule } from './sql/delete-schedules.query';
 import { listSchedules } from './sql/list-schedules.query';
 import { toJobSchedule } from './sql/schedule-columns';
+import { PruneOptions } from './interfaces/prune-options.interface';
+import { checkPruneOptions } from './prune-input.validation';
+import { pruneInBatches } from './maintenance/prune-in-batches';
 
 /** Counts of jobs by status, for one job type. @publicApi */
 export type JobStatusCounts = Record<JobStatus, number>;
@@ -278,6 +281,24 @@ export class QueueService {
   /** Every schedule, by name, with its next and last fire times. */
   async schedules(): Promise<JobSchedule[]> {
     return (await listSchedules(this.db(), this.options.schema)).map(toJobSchedule);
+  }
+
+  /**
+   * Deletes finished jobs now, for an operator's one-off clean-up, and returns how many. Without
+   * `olderThanMs`, each type's retention applies as the pruner applies it (a type kept forever
+   * stays); with it, every finished job older than that goes. Batched like the pruner (at most
+   * 1,000 rows per statement, each its own transaction, each bounded by `databaseTimeoutMs`);
+   * it does not wait for the pruner's lock (`SKIP LOCKED` keeps the two apart). Never deletes an
+   * unfinished job.
+   */
+  async prune(opts: PruneOptions = {}): Promise<number> {
+    const checked = checkPruneOptions(opts);
+    return pruneInBatches(
+      this.db(),
+      this.options.schema,
+      { defaults: this.options.retention, ...checked },
+      { lockKey: null, deadline: null },
+    );
   }
 
   private toInsertRow(

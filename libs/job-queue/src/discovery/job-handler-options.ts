@@ -4,6 +4,7 @@ import { intOption, resolveBackoff, ResolvedJobQueueOptions } from '../job-queue
 import { JobHandlerOptions } from '../interfaces/job-handler-options.interface';
 import { HandlerSchedule, ResolvedHandlerOptions } from './job-handler.registry';
 import { CATCH_UP_VALUES, checkCronSpec, DEFAULT_CATCH_UP } from '../schedules/cron-expression';
+import { resolveRetention } from '../retention.options';
 
 const HANDLER_OPTION_KEYS = [
   'concurrency',
@@ -13,6 +14,7 @@ const HANDLER_OPTION_KEYS = [
   'cron',
   'timezone',
   'catchUp',
+  'retention',
 ];
 
 /**
@@ -58,6 +60,7 @@ export function resolveHandlerOptions(
         : intOption(`${where}: timeoutMs`, options.timeoutMs, 0, 1),
     backoff: resolveBackoff(`${where}: backoff`, options.backoff, moduleOptions.backoff),
     schedule: resolveHandlerSchedule(where, options),
+    retention: resolveRetention(`${where}: retention`, options.retention, moduleOptions.retention),
   };
 }
 

@@ -8,6 +8,7 @@ import { CatchUp, CronSpec } from '../schedules/cron-expression';
 export interface HandlerSchedule extends CronSpec {
   catchUp: CatchUp;
 }
+import { ResolvedRetention } from '../retention.options';
 
 /** A handler's options with the module's defaults filled in. */
 export interface ResolvedHandlerOptions {
@@ -19,6 +20,8 @@ export interface ResolvedHandlerOptions {
   backoff: ResolvedBackoff;
   /** `undefined`: no `cron`, not a recurring job. */
   schedule: HandlerSchedule | undefined;
+  /** The module's `retention` with the handler's merged over it. */
+  retention: ResolvedRetention;
 }
 
 export interface RegisteredJobHandler {

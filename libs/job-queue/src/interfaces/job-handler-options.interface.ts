@@ -1,5 +1,6 @@
 import { BackoffOptions } from './backoff-options.interface';
 import { CatchUp } from '../schedules/cron-expression';
+import { RetentionOptions } from './retention-options.interface';
 
 /** Options of `@JobHandler(type, options)`; each overrides the module's default. @publicApi */
 export interface JobHandlerOptions {
@@ -36,4 +37,10 @@ export interface JobHandlerOptions {
    * (`'skip'`); only with `cron`. Default: `'once'`.
    */
   catchUp?: CatchUp;
+  /**
+   * How long finished jobs of this type are kept, merged over the module's `retention` (`false`:
+   * keep them all). Stored in the database when the worker starts, so every node prunes this
+   * type alike, a node without this handler included.
+   */
+  retention?: false | RetentionOptions;
 }

@@ -1,4 +1,5 @@
 import { BackoffOptions } from './backoff-options.interface';
+import { RetentionOptions } from './retention-options.interface';
 
 /** @publicApi */
 export interface JobQueueWorkerOptions {
@@ -98,4 +99,17 @@ export interface JobQueueModuleOptions {
    * (`manager`), the job exists only if that transaction commits.
    */
   databaseTimeoutMs?: number;
+  /**
+   * How long finished jobs are kept before a worker's pruner deletes them, by status; `false`
+   * keeps every finished job forever. A `@JobHandler`'s own `retention` is merged over this for
+   * its type and stored in the database for every node; this applies to types no handler has
+   * stored one for. Default: `{ completedMs: 86400000, failedMs: 604800000, cancelledMs:
+   * 604800000 }` (1 day, 7 days, 7 days).
+   */
+  retention?: false | RetentionOptions;
+  /**
+   * How often each worker's pruner deletes finished jobs past their retention (one node at a
+   * time, in batches of at most 1,000 rows per statement). Default: 60000.
+   */
+  retentionIntervalMs?: number;
 }

@@ -5,11 +5,12 @@ import { queueSchema } from '../sql/queue-schema';
 import { createJobsTableFor } from './1795939200000-CreateJobsTable';
 import { createClaimJobBatchFunctionFor } from './1795939200001-CreateClaimJobBatchFunction';
 import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
+import { addJobRetentionFor } from './1795939200003-AddJobRetention';
+import { createJobSchedulesTableFor } from './1795939200005-CreateJobSchedulesTable';
 import {
   claimJobBatchQueryV2,
   skipPausedJobTypesInClaimFor,
 } from './1795939200006-SkipPausedJobTypesInClaim';
-import { createJobSchedulesTableFor } from './1795939200005-CreateJobSchedulesTable';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -44,6 +45,7 @@ export function jobQueueMigrationsFor(
     createJobsTableFor(schema),
     createClaimJobBatchFunctionFor(schema),
     createJobTypesTableFor(schema),
+    addJobRetentionFor(schema),
     createJobSchedulesTableFor(schema),
     skipPausedJobTypesInClaimFor(schema),
   ];

@@ -9,6 +9,7 @@ import { INVALID_OPTION } from '../job-queue.messages';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
 import { CronScheduler } from '../maintenance/cron-scheduler';
+import { JobPruner } from '../maintenance/job-pruner';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -68,6 +69,7 @@ export class JobWorker {
     private readonly stager: ScheduledJobStager,
     private readonly running: RunningJobs,
     private readonly cron: CronScheduler,
+    private readonly pruner: JobPruner,
   ) {}
 
   /** True while the worker is started: from when `start()` starts it until `stop()` drains it. */
@@ -125,6 +127,7 @@ export class JobWorker {
     this.reaper.start();
     this.stager.start();
     this.cron.start(); // stored schedules fire on every worker, with or without handlers
+    await this.pruner.start();
     if (jobTypes.length === 0) {
       this.logger.warn(
         'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
@@ -151,6 +154,7 @@ export class JobWorker {
       this.reaper.stop(),
       this.stager.stop(),
       this.cron.stop(),
+      this.pruner.stop(),
     ]);
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();

@@ -1,0 +1,246 @@
+'use strict';
+// npm run bench -- --soak [--soak-minutes=10] [--soak-rate=5000]: our queue under steady load.
+// A producer enqueues at a fixed rate (enqueueMany every 100 ms, catching up when late) while
+// worker processes run the jobs, for N minutes with retention at 1 minute, then N minutes more
+// on a fresh database with retention off. Each minute: the jobs table's sizes, its live and dead
+// rows, a claim of 10's median time, and p99 wait (run_at -> started_at) of the jobs started
+// that minute. Not part of the measurements (nor of CI): it takes 2N minutes and more.
+const os = require('node:os');
+const { Client } = require('pg');
+const { withFreshDatabase } = require('./lib/db');
+const { WorkerGroup } = require('./lib/children');
+const { nowMs, sleep } = require('./lib/timing');
+const { median, percentile } = require('./lib/stats');
+const { JOBS, claimStatement } = require('./lib/schema');
+const ours = require('./adapters/ours');
+
+const WORKERS = 2;
+const CONCURRENCY = 50;
+const TICK_MS = 100;
+/** Most jobs per enqueueMany (below the library's maxBatchSize). */
+const MAX_BATCH = 5_000;
+const CLAIM_PROBE_EVERY_MS = 2_000;
+const RETENTION_MS = 60_000;
+/** The pruner's period: shorter than its default (60 s), so the 1-minute retention shows. */
+const RETENTION_INTERVAL_MS = 10_000;
+const MB = 1024 * 1024;
+/**
+ * Where the server runs without autovacuum (`autovacuum = off`, as test servers often do), the
+ * soak stands in for it on the jobs table: every VACUUM_CHECK_MS, a VACUUM once dead rows pass
+ * the trigger the migration sets (1000 + 5% of live rows). Without any vacuum no table reaches
+ * a plateau, whatever its retention.
+ */
+const VACUUM_CHECK_MS = 20_000;
+
+const PHASES = [
+  {
+    key: 'retention',
+    label: `retention 1 min (pruned every ${RETENTION_INTERVAL_MS / 1000} s)`,
+    retention: { completedMs: RETENTION_MS, failedMs: RETENTION_MS, cancelledMs: RETENTION_MS },
+  },
+  { key: 'off', label: 'retention off', retention: false },
+];
+
+/** Time of one claim of 10 as a worker sends it, in a transaction rolled back (ms). */
+async function timeClaim(client) {
+  await client.query('BEGIN');
+  try {
+    const start = nowMs();
+    await client.query(claimStatement, ['soak-probe', [ours.JOB_TYPE], 10]);
+    return nowMs() - start;
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+async function tableStats(client) {
+  await client.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await client.query(
+    `SELECT pg_total_relation_size(c.oid)::float8 AS total, pg_relation_size(c.oid)::float8 AS heap,
+            pg_indexes_size(c.oid)::float8 AS indexes, s.n_live_tup::float8 AS live,
+            s.n_dead_tup::float8 AS dead,
+            (s.autovacuum_count + s.vacuum_count)::float8 AS vacuums
+       FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
+      WHERE c.oid = '${JOBS}'::regclass`,
+  );
+  const [{ waiting }] = (
+    await client.query(
+      `SELECT count(*)::float8 AS waiting FROM ${JOBS} WHERE status IN ('pending', 'scheduled')`,
+    )
+  ).rows;
+  return { ...rows[0], waiting };
+}
+
+const COLUMNS = [
+  ['min', (r) => r.minute],
+  ['enqueued/s', (r) => Math.round(r.enqueued / 60)],
+  ['started/s', (r) => Math.round(r.started / 60)],
+  ['table MB', (r) => (r.total / MB).toFixed(1)],
+  ['heap MB', (r) => (r.heap / MB).toFixed(1)],
+  ['indexes MB', (r) => (r.indexes / MB).toFixed(1)],
+  ['live rows', (r) => Math.round(r.live)],
+  ['dead rows', (r) => Math.round(r.dead)],
+  ['vacuums', (r) => r.vacuums],
+  ['waiting', (r) => r.waiting],
+  ['claim 10 ms (median)', (r) => (Number.isFinite(r.claimMs) ? r.claimMs.toFixed(2) : '-')],
+  ['p99 wait ms', (r) => (Number.isFinite(r.p99WaitMs) ? Math.round(r.p99WaitMs) : '-')],
+];
+
+function markdown(rows) {
+  const head = `| ${COLUMNS.map(([name]) => name).join(' | ')} |`;
+  const rule = `| ${COLUMNS.map(() => '---').join(' | ')} |`;
+  const body = rows.map((row) => `| ${COLUMNS.map(([, get]) => get(row)).join(' | ')} |`);
+  return [head, rule, ...body].join('\n');
+}
+
+/** VACUUMs the jobs table whenever autovacuum would have (see VACUUM_CHECK_MS) until stopped. */
+function standInVacuum(url) {
+  const client = new Client({ connectionString: url });
+  let stopped = false;
+  let timer;
+  const check = async () => {
+    await client.query('SELECT pg_stat_clear_snapshot()');
+    const { rows } = await client.query(
+      `SELECT n_dead_tup::float8 AS dead, n_live_tup::float8 AS live FROM pg_stat_user_tables
+        WHERE relid = '${JOBS}'::regclass`,
+    );
+    if (!stopped && rows[0] && rows[0].dead > 1000 + 0.05 * rows[0].live) {
+      await client.query(`VACUUM (ANALYZE) ${JOBS}`);
+    }
+  };
+  const loop = () => {
+    timer = setTimeout(() => {
+      check()
+        .catch((error) => console.error(`  stand-in vacuum failed: ${error.message}`))
+        .finally(() => !stopped && loop());
+    }, VACUUM_CHECK_MS);
+  };
+  const started = client.connect().then(loop);
+  return {
+    started,
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await client.end().catch(() => undefined);
+    },
+  };
+}
+
+async function autovacuumIsOn(url) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query('SHOW autovacuum')).rows[0].autovacuum === 'on';
+  } finally {
+    await client.end();
+  }
+}
+
+async function runPhase(phase, { minutes, rate }) {
+  return withFreshDatabase(`soak_${phase.key}`, async (db) => {
+    await ours.prepare(db);
+    const group = new WorkerGroup({
+      adapter: 'ours',
+      variant: 'ours',
+      db,
+      count: WORKERS,
+      rssAt: [],
+      maxLifetimeMs: minutes * 60_000 + 300_000,
+      moduleOptions: {
+        worker: { concurrency: CONCURRENCY },
+        retention: phase.retention,
+        retentionIntervalMs: RETENTION_INTERVAL_MS,
+      },
+      recordWaits: true,
+    });
+    const probe = new Client({ connectionString: db.url });
+    let producer;
+    let vacuum;
+    try {
+      if (!(await autovacuumIsOn(db.url))) {
+        vacuum = standInVacuum(db.url);
+        await vacuum.started;
+      }
+      await probe.connect();
+      producer = await ours.openProducer(db);
+      await group.ready(60_000);
+      group.go();
+      await group.collectWaits(10_000); // start each minute's waits from zero
+      console.log(`\n== ${phase.label}: ${rate} jobs/s for ${minutes} min`);
+      const rows = [];
+      const t0 = nowMs();
+      let enqueued = 0;
+      let nextProbe = t0;
+      for (let minute = 1; minute <= minutes; minute++) {
+        const end = t0 + minute * 60_000;
+        const enqueuedBefore = enqueued;
+        const claimTimes = [];
+        while (nowMs() < end) {
+          const due = Math.floor(((nowMs() - t0) / 1000) * rate) - enqueued;
+          if (due > 0) {
+            const n = Math.min(due, MAX_BATCH);
+            await producer.addBulk(Array.from({ length: n }, (_, i) => ({ i: enqueued + i })));
+            enqueued += n;
+          }
+          if (nowMs() >= nextProbe) {
+            claimTimes.push(await timeClaim(probe));
+            nextProbe += CLAIM_PROBE_EVERY_MS;
+          }
+          await sleep(Math.max(0, Math.min(TICK_MS, end - nowMs())));
+        }
+        const waits = await group.collectWaits(30_000);
+        const row = {
+          minute,
+          enqueued: enqueued - enqueuedBefore,
+          started: waits.length,
+          ...(await tableStats(probe)),
+          claimMs: median(claimTimes),
+          p99WaitMs: percentile(waits, 99),
+        };
+        rows.push(row);
+        console.log(
+          `  ${COLUMNS.map(([name, get]) => `${name} ${get(row)}`).join(', ')}` +
+            `  [load ${os.loadavg()[0].toFixed(2)}]`,
+        );
+      }
+      return rows;
+    } finally {
+      await vacuum?.stop();
+      await producer?.close().catch(() => undefined);
+      await group.stop(30_000);
+      await probe.end().catch(() => undefined);
+    }
+  });
+}
+
+async function runSoak({ minutes, rate }) {
+  const { databaseUrl } = require('./lib/env');
+  if (!(await autovacuumIsOn(databaseUrl('postgres')))) {
+    console.log(
+      `autovacuum is off on this server: the soak VACUUMs ${JOBS} itself when autovacuum would ` +
+        `have (dead rows past 1000 + 5% of live rows, checked every ${VACUUM_CHECK_MS / 1000} s)`,
+    );
+  }
+  console.log(
+    `soak: ${rate} jobs/s, ${WORKERS} worker processes of concurrency ${CONCURRENCY}, ` +
+      `${minutes} min per phase; load average at start ${os
+        .loadavg()
+        .map((v) => v.toFixed(2))
+        .join(' ')}`,
+  );
+  const results = [];
+  for (const phase of PHASES)
+    results.push({ phase, rows: await runPhase(phase, { minutes, rate }) });
+  for (const { phase, rows } of results) {
+    console.log(`\n### ${phase.label}, ${rate} jobs/s\n\n${markdown(rows)}`);
+  }
+  console.log(
+    `\nload average at end ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
+  return results;
+}
+
+module.exports = { runSoak };

@@ -1,0 +1,108 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { JobHandlerRegistry } from '../discovery/job-handler.registry';
+import { databaseErrorText } from '../errors/database-error.util';
+import { queueSchema } from '../sql/queue-schema';
+import { storeRetention } from '../sql/store-retention.query';
+import { ScheduledTask } from '../worker/scheduled-task';
+import { pruneInBatches } from './prune-in-batches';
+
+/**
+ * Longest a pass keeps deleting: a backlog bigger than that (retention just shortened, or
+ * pruning off for a while) is worked off over several passes, and `stop()` never waits long.
+ */
+export const PRUNE_PASS_MAX_MS = 30_000;
+
+/**
+ * Deletes finished jobs older than their retention, every `retentionIntervalMs`, in statements
+ * of at most `PRUNE_BATCH_SIZE` jobs. Every worker runs one; a transaction-scoped advisory lock
+ * (`queueSchema(schema).lockKey('prune')`) lets one statement of one node run at a time, and a
+ * node that finds it taken ends its pass.
+ *
+ * Every node prunes alike, also types it has no handler for: when the worker starts, this node
+ * stores its handlers' retention in `job_types`, and each pass applies the stored retention of
+ * every type, or this node's module `retention` to a type none was stored for.
+ */
+@Injectable()
+export class JobPruner {
+  private readonly logger = new Logger('JobQueue');
+  private readonly task: ScheduledTask;
+  /** The handlers' retention still to store (the database did not answer at start). */
+  private retentionStored = true;
+  private stopping = false;
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
+    private readonly registry: JobHandlerRegistry,
+  ) {
+    this.task = new ScheduledTask(
+      schedulerRegistry,
+      `job-queue:pruner:${options.workerId}`,
+      options.retentionIntervalMs,
+      () => this.pruneOnce(),
+      (error) => this.logger.warn(`Pruning finished jobs failed: ${databaseErrorText(error)}`),
+    );
+  }
+
+  /** Stores this node's handlers' retention (retried by each pass if that fails), then ticks. */
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.retentionStored = false;
+    try {
+      await this.storeRetention();
+    } catch (error) {
+      this.logger.warn(
+        `Could not store the handlers' retention (${databaseErrorText(error)}); ` +
+          `the pruner tries again at each pass`,
+      );
+    }
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    this.stopping = true;
+    return this.task.stop();
+  }
+
+  /**
+   * One pass: deletes finished jobs past their retention, a batch per statement, until a batch
+   * comes back short, another node holds the lock or `PRUNE_PASS_MAX_MS` has passed; returns
+   * how many it deleted.
+   */
+  async pruneOnce(): Promise<number> {
+    if (!this.retentionStored) await this.storeRetention();
+    const deleted = await pruneInBatches(
+      this.dataSource,
+      this.options.schema,
+      { defaults: this.options.retention, olderThanMs: null, statuses: null, types: null },
+      {
+        lockKey: queueSchema(this.options.schema).lockKey('prune'),
+        deadline: Date.now() + PRUNE_PASS_MAX_MS,
+        stopping: () => this.stopping,
+      },
+    );
+    if (deleted > 0) this.logger.debug(`Pruned ${deleted} finished job(s)`);
+    return deleted;
+  }
+
+  private async storeRetention(): Promise<void> {
+    await storeRetention(
+      this.dataSource,
+      this.options.schema,
+      this.registry.all().map((handler) => ({
+        jobType: handler.jobType,
+        retention: handler.options.retention,
+      })),
+    );
+    this.retentionStored = true;
+  }
+}

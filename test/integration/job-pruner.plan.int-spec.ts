@@ -1,0 +1,142 @@
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { pruneJobsQueryV1 } from '../../libs/job-queue/src/migrations/1795939200003-AddJobRetention';
+import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
+import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
+import { createTestDatabase, TestDatabase } from '../support/database';
+
+const FINISHED = 1_000_000;
+const UNFINISHED = 1_000;
+
+// A million finished jobs of three types over the last 30 days, all three statuses; a thousand
+// unfinished ones. One type has a stored retention, the others take the defaults below.
+const INSERT_FINISHED = `
+  INSERT INTO job_queue.jobs (job_type, status, created_at, run_at, completed_at, attempts)
+  SELECT CASE g % 3 WHEN 0 THEN 'email' WHEN 1 THEN 'report' ELSE 'image' END,
+         CASE WHEN g % 10 = 0 THEN 'failed' WHEN g % 10 = 1 THEN 'cancelled' ELSE 'completed' END,
+         now() - interval '30 days' + g * interval '2 seconds',
+         now() - interval '30 days' + g * interval '2 seconds',
+         now() - interval '30 days' + g * interval '2 seconds',
+         1
+  FROM generate_series(1, $1::int) AS g`;
+const INSERT_UNFINISHED = `
+  INSERT INTO job_queue.jobs (job_type, status)
+  SELECT 'email', CASE g % 2 WHEN 0 THEN 'pending' ELSE 'running' END
+  FROM generate_series(1, $1::int) AS g`;
+
+const DAY_MS = 86_400_000;
+/** The pruner's parameters: lock key, defaults 1 / 7 / 7 days, no override, batch 1000. */
+const PRUNER_ARGS = [
+  queueSchema(DEFAULT_SCHEMA).lockKey('prune'),
+  DAY_MS,
+  7 * DAY_MS,
+  7 * DAY_MS,
+  null,
+  null,
+  null,
+  1_000,
+];
+
+/** Node lines of a text plan, costs cut off (`Index Scan using jobs_finished_idx on jobs j`). */
+const nodes = (plan: string): string[] =>
+  plan
+    .split('\n')
+    .map((line) => line.replace(/^\s*(->\s+)?/, '').replace(/\s+\(cost=.*$/, ''))
+    .filter((line) => /^[A-Z]/.test(line) && !/^(CTE|InitPlan|SubPlan)\b/.test(line));
+
+/** Finds old rows through jobs_finished_idx; never scans, hashes or sorts the table. */
+function expectIndexedPrune(plan: string): void {
+  const names = nodes(plan);
+  expect(names).toContainEqual(
+    expect.stringMatching(/^Index (Only )?Scan using jobs_finished_idx on jobs\b/),
+  );
+  expect(names.filter((name) => /Seq Scan on jobs\b/.test(name))).toEqual([]);
+  expect(names.filter((name) => /Bitmap Heap Scan on jobs\b/.test(name))).toEqual([]);
+  expect(names.filter((name) => /^(Hash|Merge) Join\b/.test(name))).toEqual([]);
+  expect(names.filter((name) => /^Sort\b/.test(name))).toEqual([]);
+}
+
+describe('pruning: plan and cost with a million finished jobs', () => {
+  let db: TestDatabase;
+  let client: Client;
+
+  const explain = async (sql: string): Promise<string> => {
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(sql);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  };
+  /** EXPLAIN takes no bind parameters: the arguments as literals (the PREPARE typed them). */
+  const literal = (value: unknown): string =>
+    value === null
+      ? 'NULL'
+      : Array.isArray(value)
+        ? `ARRAY[${value.map(literal).join(', ')}]`
+        : typeof value === 'number'
+          ? String(value)
+          : client.escapeLiteral(String(value));
+  const execute = (args: unknown[]) => `EXECUTE prune_plan(${args.map(literal).join(', ')})`;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    client = new Client({ connectionString: db.url });
+    await client.connect();
+    await client.query(INSERT_FINISHED, [FINISHED]);
+    await client.query(INSERT_UNFINISHED, [UNFINISHED]);
+    await client.query(
+      `INSERT INTO job_queue.job_types (job_type, completed_retention_ms, failed_retention_ms,
+                                        cancelled_retention_ms, retention_updated_at)
+       VALUES ('report', 3600000, NULL, 0, now())`,
+    );
+    await client.query(`VACUUM ANALYZE job_queue.jobs`);
+    // As prune_jobs() runs it: JIT off, pg_catalog first.
+    await client.query(`SET jit = off`);
+    await client.query(`SET search_path = pg_catalog, pg_temp`);
+    await client.query(`PREPARE prune_plan AS ${pruneJobsQueryV1(queueSchema(DEFAULT_SCHEMA))}`);
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  it('generic and custom plans read old rows through jobs_finished_idx, nothing else', async () => {
+    for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+      await client.query(`SET plan_cache_mode = ${mode}`);
+      try {
+        // The pruner's call, and an operator's prune({ olderThanMs, statuses, types }).
+        for (const args of [
+          PRUNER_ARGS,
+          [null, DAY_MS, DAY_MS, DAY_MS, 0, ['failed'], ['email', 'image'], 1_000],
+        ]) {
+          const plan = await explain(`EXPLAIN (FORMAT TEXT) ${execute(args)}`);
+          expectIndexedPrune(plan);
+        }
+      } finally {
+        await client.query(`RESET plan_cache_mode`);
+      }
+    }
+  });
+
+  it('deletes a batch reading about a batch of rows (EXPLAIN ANALYZE, rolled back; timing printed)', async () => {
+    await client.query('BEGIN');
+    try {
+      const start = performance.now();
+      const plan = await explain(`EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) ${execute(PRUNER_ARGS)}`);
+      const ms = performance.now() - start;
+      expectIndexedPrune(plan);
+      const deleted = /Delete on jobs .*actual time=[\d.]+\.\.[\d.]+ rows=(\d+)/.exec(plan);
+      expect(Number(deleted?.[1])).toBe(1_000);
+      // Every index scan returned at most a batch of rows: no pass over the million.
+      const scanned = [
+        ...plan.matchAll(/Scan using jobs_finished_idx.*actual .*rows=(\d+) loops/g),
+      ];
+      expect(scanned.length).toBeGreaterThan(0);
+      for (const [, rows] of scanned) expect(Number(rows)).toBeLessThanOrEqual(1_000);
+      console.log(
+        `prune statement, batch 1000 of ${FINISHED.toLocaleString('en')} finished jobs: ` +
+          `${ms.toFixed(1)} ms (EXPLAIN ANALYZE, rolled back)`,
+      );
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  });
+});
