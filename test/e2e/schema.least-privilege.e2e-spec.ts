@@ -9,12 +9,13 @@ import { WorkerApp } from '../support/worker-test-app';
 
 /**
  * What the README tells an owner role to grant the role its workers connect as: the schema's
- * USAGE, DML on the table, its sequence, the claim function. No CREATE anywhere, no ownership.
+ * USAGE, DML on the table, its sequence, the stats snapshot, the claim function. No CREATE anywhere, no ownership.
  */
 const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT USAGE ON SCHEMA job_queue TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE, DELETE ON job_queue.jobs TO ${role}`,
   `GRANT USAGE ON SEQUENCE job_queue.jobs_id_seq TO ${role}`,
+  `GRANT SELECT, INSERT, UPDATE ON job_queue.job_stats TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,
      boolean, integer[], integer[], integer[], integer[], float8[]) TO ${role}`,
 ];

@@ -15,6 +15,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the queue\'s table, `"<schema>".jobs`: a table name cannot be a parameter; the schema name ' +
     'is an identifier checked against SCHEMA_NAME_PATTERN at boot (option `schema`) and quoted',
   '* schema.jobTypes': 'the per-type settings table, `"<schema>".job_types`: checked and quoted',
+  '* schema.jobStats': 'the stats snapshot table, `"<schema>".job_stats`: checked and quoted',
   '* schema.quoted': 'the queue\'s schema, `"<schema>"`: an identifier, checked and quoted',
   '* schema.claimJobBatch': 'the claim function, `"<schema>".claim_job_batch`: checked and quoted',
   '* schema.notifyInserted': "the insert trigger's function in the queue's schema: checked, quoted",

@@ -21,6 +21,7 @@ export { JobWorker } from './worker/job-worker';
 // Producing and managing jobs
 export { QueueService } from './queue.service';
 export type { JobQueueStats, JobStatusCounts } from './queue.service';
+export type { StatsOptions } from './interfaces/stats-options.interface';
 export type {
   EnqueueManyItem,
   EnqueueOptions,

@@ -16,6 +16,7 @@ import { JobHandlerExplorer } from './discovery/job-handler.explorer';
 import { JobHandlerRegistry } from './discovery/job-handler.registry';
 import { StaleJobReaper } from './maintenance/stale-job-reaper';
 import { ScheduledJobStager } from './maintenance/scheduled-job-stager';
+import { JobStatsRefresher } from './maintenance/job-stats-refresher';
 import { JobCompleter } from './worker/job-completer';
 import { JobExecutor } from './worker/job-executor';
 import { JobHeartbeat } from './worker/job-heartbeat';
@@ -42,6 +43,7 @@ const coreProviders = [
   JobHeartbeat,
   StaleJobReaper,
   ScheduledJobStager,
+  JobStatsRefresher,
   JobWorker,
   JobWorkerOrchestrator,
 ];

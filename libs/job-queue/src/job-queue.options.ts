@@ -16,6 +16,7 @@ import {
   DEFAULT_PROGRESS_THROTTLE_MS,
   DEFAULT_REAPER_INTERVAL_MS,
   DEFAULT_STAGER_INTERVAL_MS,
+  DEFAULT_STATS_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_SCHEMA,
   DEFAULT_STALE_AFTER_MS,
@@ -60,6 +61,7 @@ export interface ResolvedJobQueueOptions {
   heartbeatIntervalMs: number;
   reaperIntervalMs: number;
   stagerIntervalMs: number;
+  statsIntervalMs: number;
   shutdownTimeoutMs: number;
   defaultMaxAttempts: number;
   backoff: ResolvedBackoff;
@@ -81,6 +83,7 @@ const MODULE_KEYS = [
   'heartbeatIntervalMs',
   'reaperIntervalMs',
   'stagerIntervalMs',
+  'statsIntervalMs',
   'shutdownTimeoutMs',
   'defaultMaxAttempts',
   'backoff',
@@ -270,6 +273,12 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       'stagerIntervalMs',
       raw.stagerIntervalMs,
       DEFAULT_STAGER_INTERVAL_MS,
+      1,
+    ),
+    statsIntervalMs: intOption(
+      'statsIntervalMs',
+      raw.statsIntervalMs,
+      DEFAULT_STATS_INTERVAL_MS,
       1,
     ),
     shutdownTimeoutMs: intOption(

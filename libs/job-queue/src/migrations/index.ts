@@ -8,6 +8,7 @@ import {
   createClaimJobBatchFunctionFor,
 } from './1795939200001-CreateClaimJobBatchFunction';
 import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
+import { createJobStatsTableFor } from './1795939200004-CreateJobStatsTable';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -42,6 +43,7 @@ export function jobQueueMigrationsFor(
     createJobsTableFor(schema),
     createClaimJobBatchFunctionFor(schema),
     createJobTypesTableFor(schema),
+    createJobStatsTableFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

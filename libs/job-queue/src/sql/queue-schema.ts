@@ -23,6 +23,8 @@ export class QueueSchema {
   readonly jobs: string;
   /** Per-type settings shared by every node (paused, retention): `"job_queue".job_types`. */
   readonly jobTypes: string;
+  /** The one-row snapshot of `stats()` counts: `"job_queue".job_stats`. */
+  readonly jobStats: string;
   /** The claim function: `"job_queue".claim_job_batch`. */
   readonly claimJobBatch: string;
   /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
@@ -42,6 +44,7 @@ export class QueueSchema {
     this.quoted = `"${name}"`;
     this.jobs = `${this.quoted}.jobs`;
     this.jobTypes = `${this.quoted}.job_types`;
+    this.jobStats = `${this.quoted}.job_stats`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.insertedChannel = `${name}_jobs_inserted`;

@@ -8,6 +8,7 @@ import { databaseErrorText } from '../errors/database-error.util';
 import { INVALID_OPTION } from '../job-queue.messages';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
+import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -66,6 +67,7 @@ export class JobWorker {
     private readonly reaper: StaleJobReaper,
     private readonly stager: ScheduledJobStager,
     private readonly running: RunningJobs,
+    private readonly statsRefresher: JobStatsRefresher,
   ) {}
 
   /** True while the worker is started: from when `start()` starts it until `stop()` drains it. */
@@ -120,6 +122,7 @@ export class JobWorker {
     this.heartbeat.start();
     this.reaper.start();
     this.stager.start();
+    this.statsRefresher.start();
     if (jobTypes.length === 0) {
       this.logger.warn(
         'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
@@ -145,6 +148,7 @@ export class JobWorker {
       this.listener.stop(),
       this.reaper.stop(),
       this.stager.stop(),
+      this.statsRefresher.stop(),
     ]);
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();
