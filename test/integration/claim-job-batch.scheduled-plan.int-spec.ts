@@ -7,17 +7,14 @@ import {
   STAGE_SCHEDULED_JOBS,
   stageScheduledJobs,
 } from '../../libs/job-queue/src/sql/stage-scheduled-jobs.query';
-import { claim, idsOf, useClaimTestDatabase } from './claim-job-batch.support';
+import { claim, connect, idsOf } from './claim-job-batch.support';
+import { createPlanTestDatabase } from '../support/plan-template';
+import { TestDatabase } from '../support/database';
+import { Client } from 'pg';
 
 const SCHEDULED = 1_000_000;
 const READY = 10;
 
-/** A million jobs of the very type being claimed, due a day from now: `scheduled`, as enqueued. */
-const INSERT_SCHEDULED = `
-  INSERT INTO job_queue.jobs (job_type, priority, status, created_at, run_at)
-  SELECT 'email', 900, 'scheduled', now() - interval '1 day' + g * interval '1 ms',
-         now() + interval '1 day' + g * interval '1 ms'
-  FROM generate_series(1, $1::int) AS g`;
 const INSERT_READY = `
   INSERT INTO job_queue.jobs (job_type, priority, created_at)
   SELECT 'email', 100, now() - g * interval '1 ms' FROM generate_series(1, $1::int) AS g`;
@@ -53,7 +50,16 @@ const blocksOf = (plan: JsonPlanNode): number =>
   plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
 
 describe('claim_job_batch: flat with a million jobs scheduled for later', () => {
-  const db = useClaimTestDatabase();
+  // A million scheduled jobs and 10 ready ones, analysed: a clone of a prepared template.
+  const db = {} as { database: TestDatabase; client: Client };
+  beforeAll(async () => {
+    db.database = await createPlanTestDatabase('scheduled');
+    db.client = await connect(db.database.url);
+  }, 120_000);
+  afterAll(async () => {
+    await db.client?.end();
+    await db.database?.drop();
+  });
 
   /** Runs `sql` under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back after. */
   async function analyze(sql: string, params: unknown[]): Promise<JsonPlanNode> {
@@ -68,12 +74,6 @@ describe('claim_job_batch: flat with a million jobs scheduled for later', () => 
       await db.client.query('ROLLBACK');
     }
   }
-
-  beforeAll(async () => {
-    await db.client.query(INSERT_SCHEDULED, [SCHEDULED]);
-    await db.client.query(INSERT_READY, [READY]);
-    await db.client.query(`VACUUM ANALYZE job_queue.jobs`);
-  }, 60_000);
 
   it('holds the rows the test is about', async () => {
     const { rows } = await db.client.query(
