@@ -1,30 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { Client } from 'pg';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import {
   REFRESH_JOB_STATS,
   refreshJobStats,
 } from '../../libs/job-queue/src/sql/refresh-job-stats.query';
-import { TestDatabase } from '../support/database';
-import { createPlanTestDatabase } from '../support/plan-template';
-import { connect } from './claim-job-batch.support';
-
-/** A node of `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)`. */
-interface JsonPlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Actual Loops': number;
-  'Actual Rows': number;
-  'Shared Hit Blocks': number;
-  'Shared Read Blocks': number;
-  Plans?: JsonPlanNode[];
-}
-
-function* nodesOf(node: JsonPlanNode): Generator<JsonPlanNode> {
-  yield node;
-  for (const child of node.Plans ?? []) yield* nodesOf(child);
-}
+import { explainAnalyze, JsonPlanNode, nodesOf } from '../support/json-plan';
+import { usePlanTestDatabase } from '../support/plan-template';
 
 const schema = queueSchema(DEFAULT_SCHEMA);
 const INTERVAL_MS = 5_000;
@@ -33,41 +15,21 @@ const INTERVAL_MS = 5_000;
 // another node counting) must cost nothing however big the table, and the count it makes when
 // due must be the one whole-table read, nothing per row more.
 describe('job stats refresh: its cost beside a million finished jobs', () => {
-  let db: TestDatabase;
-  let client: Client;
+  const db = usePlanTestDatabase('finished');
   const rows = {
-    query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows,
+    query: async (sql: string, params?: unknown[]) => (await db.client.query(sql, params)).rows,
   };
 
-  /** EXPLAIN ANALYZE of the refresh statement, in a transaction rolled back after. */
-  async function analyzeRefresh(force: boolean): Promise<JsonPlanNode> {
-    await client.query('BEGIN');
-    try {
-      const { rows: plan } = await client.query<{
-        'QUERY PLAN': Array<{ Plan: JsonPlanNode }>;
-      }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${schema.statement(REFRESH_JOB_STATS)}`, [
-        schema.lockKey('stats'),
-        INTERVAL_MS,
-        force,
-      ]);
-      return plan[0]['QUERY PLAN'][0].Plan;
-    } finally {
-      await client.query('ROLLBACK');
-    }
-  }
+  /** EXPLAIN ANALYZE of the refresh statement, rolled back. */
+  const analyzeRefresh = (force: boolean): Promise<JsonPlanNode> =>
+    explainAnalyze(db.client, schema.statement(REFRESH_JOB_STATS), [
+      schema.lockKey('stats'),
+      INTERVAL_MS,
+      force,
+    ]);
 
   const jobsScans = (plan: JsonPlanNode) =>
     [...nodesOf(plan)].filter((node) => node['Relation Name'] === 'jobs');
-
-  beforeAll(async () => {
-    db = await createPlanTestDatabase('finished');
-    client = await connect(db.url);
-  }, 120_000);
-
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
 
   it('a tick that is not due reads nothing of the table: the scan is gated off', async () => {
     await refreshJobStats(rows, DEFAULT_SCHEMA, INTERVAL_MS, true); // a fresh snapshot

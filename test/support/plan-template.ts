@@ -49,6 +49,20 @@ export const PLAN_SHAPES = {
     `INSERT INTO job_queue.jobs (job_type, priority, created_at)
      SELECT 'email', 100, now() - g * interval '1 ms' FROM generate_series(1, 10) AS g`,
   ],
+  /** A million ready jobs of a type the claim does not ask for (and better priority), then 10. */
+  otherType: [
+    `INSERT INTO job_queue.jobs (job_type, priority, created_at)
+     SELECT 'other', 900, now() - interval '1 day' + g * interval '1 ms'
+     FROM generate_series(1, 1000000) AS g`,
+    `INSERT INTO job_queue.jobs (job_type, priority, created_at)
+     SELECT 'email', 100, now() - g * interval '1 ms' FROM generate_series(1, 10) AS g`,
+  ],
+  /** Ten types, each a backlog of 100,000 ready jobs of spread priorities. */
+  tenTypes: [
+    `INSERT INTO job_queue.jobs (job_type, priority, created_at)
+     SELECT 't' || (g % 10), g % 200, now() - interval '1 day' + g * interval '1 ms'
+     FROM generate_series(1, 1000000) AS g`,
+  ],
 } as const satisfies Record<string, readonly string[]>;
 
 export type PlanShape = keyof typeof PLAN_SHAPES;
@@ -155,4 +169,29 @@ export async function createPlanTestDatabase(shape: PlanShape): Promise<TestData
         admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
       ).then(() => undefined),
   };
+}
+
+/** A plan test file's clone of `shape` and one client connected to it. */
+export interface PlanTestDatabase {
+  database: TestDatabase;
+  client: Client;
+}
+
+/**
+ * Registers a `beforeAll` that clones `shape` (building its template first if needed) and
+ * connects a client, and an `afterAll` that ends the client and drops the clone. Fields are set
+ * once `beforeAll` ran.
+ */
+export function usePlanTestDatabase(shape: PlanShape): PlanTestDatabase {
+  const db = {} as PlanTestDatabase;
+  beforeAll(async () => {
+    db.database = await createPlanTestDatabase(shape);
+    db.client = new Client({ connectionString: db.database.url });
+    await db.client.connect();
+  }, 120_000);
+  afterAll(async () => {
+    await db.client?.end();
+    await db.database?.drop();
+  });
+  return db;
 }
