@@ -32,6 +32,7 @@ function queueIntervals(workerId: string): string[] {
     `job-queue:heartbeat:${workerId}`,
     `job-queue:reaper:${workerId}`,
     `job-queue:stager:${workerId}`,
+    `job-queue:stats:${workerId}`,
   ];
 }
 

@@ -89,6 +89,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
         `job-queue:poll:${app.workerId}`,
         `job-queue:reaper:${app.workerId}`,
         `job-queue:stager:${app.workerId}`,
+        `job-queue:stats:${app.workerId}`,
       ].sort(),
     );
     await app.close(); // the tests below have their own worker for this type
@@ -157,7 +158,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
 
     await Promise.all([worker.start(), worker.start()]);
     expect(worker.isRunning).toBe(true);
-    expect(intervals(app)).toHaveLength(4);
+    expect(intervals(app)).toHaveLength(5);
     await Promise.all([worker.stop(), worker.stop()]);
     expect(intervals(app)).toEqual([]);
 
