@@ -69,8 +69,14 @@ export type PlanShape = keyof typeof PLAN_SHAPES;
 
 /** Bump when the way templates are built changes (not their content: that is hashed). */
 const TEMPLATE_FORMAT = 'plan-template v1: fill, VACUUM ANALYZE, rename, no connections';
-/** Serialises template builds across test files, runs and worktrees sharing one server. */
-const BUILD_LOCK_KEY = '7164530912245120001';
+/**
+ * The advisory lock that serialises builds of one template across test files, runs and checkouts
+ * sharing the server (a key per template: different shapes build side by side).
+ */
+function buildLockKey(template: string): string {
+  const digest = createHash('sha256').update(`nest-pg-job-queue-tests:${template}`).digest();
+  return digest.readBigInt64BE(0).toString();
+}
 /** Templates of another hash made this long ago are dropped by the next build. */
 const STALE_AFTER_DAYS = 7;
 const MIGRATIONS_DIR = join(__dirname, '..', '..', 'libs', 'job-queue', 'src', 'migrations');
@@ -120,21 +126,21 @@ async function ensureTemplate(
   // Nobody connects to a template (autovacuum included, which would block a clone).
   await admin.query(`ALTER DATABASE "${name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
   await admin.query(`COMMENT ON DATABASE "${name}" IS 'nest-pg-job-queue plan-test template'`);
-  await dropStaleTemplates(admin, name);
+  await dropStaleTemplates(admin, shape, name);
 }
 
 /**
- * Drops plan templates of other hashes (older migrations or fills) made over `STALE_AFTER_DAYS`
+ * Drops templates of `shape` of other hashes (older migrations or fills) made over `STALE_AFTER_DAYS`
  * ago: another checkout on this server may still use a recent one (an old one it needs again is
  * rebuilt; a clone under way holds the drop off until it is done).
  */
-async function dropStaleTemplates(admin: Client, keep: string): Promise<void> {
+async function dropStaleTemplates(admin: Client, shape: PlanShape, keep: string): Promise<void> {
   const { rows } = await admin.query<{ datname: string }>(
     `SELECT d.datname FROM pg_database d
-      WHERE d.datname LIKE 'jq\\_plan\\_%' AND d.datname <> $1 AND d.datistemplate
+      WHERE pg_catalog.starts_with(d.datname, $3::text) AND d.datname <> $1 AND d.datistemplate
         AND (pg_stat_file('base/' || d.oid || '/PG_VERSION')).modification
               < now() - $2::int * interval '1 day'`,
-    [keep, STALE_AFTER_DAYS],
+    [keep, STALE_AFTER_DAYS, `jq_plan_${shape}_`],
   );
   for (const { datname } of rows) {
     await admin.query(`ALTER DATABASE "${datname}" WITH IS_TEMPLATE false`);
@@ -150,11 +156,12 @@ export async function createPlanTestDatabase(shape: PlanShape): Promise<TestData
   const { serverUrl, migrated } = serverEnv();
   const template = templateName(shape);
   await withAdminClient(serverUrl, async (admin) => {
-    await admin.query(`SELECT pg_advisory_lock($1::bigint)`, [BUILD_LOCK_KEY]);
+    const lockKey = buildLockKey(template);
+    await admin.query(`SELECT pg_advisory_lock($1::bigint)`, [lockKey]);
     try {
       await ensureTemplate(admin, serverUrl, migrated, shape, template);
     } finally {
-      await admin.query(`SELECT pg_advisory_unlock($1::bigint)`, [BUILD_LOCK_KEY]);
+      await admin.query(`SELECT pg_advisory_unlock($1::bigint)`, [lockKey]);
     }
   });
   const name = `jq_test_${randomBytes(6).toString('hex')}`;
