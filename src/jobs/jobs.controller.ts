@@ -111,9 +111,14 @@ export class JobsController {
     return { items: items.map(toJobResponse), nextCursor };
   }
 
+  /**
+   * Counts by type and status from the queue's snapshot (one row read, refreshed in the
+   * background); `?maxAgeMs=0` counts the table now, which reads every row of it.
+   */
   @Get('stats')
-  stats(): Promise<JobQueueStats> {
-    return this.queue.stats();
+  stats(@Query('maxAgeMs') maxAgeMs?: string): Promise<JobQueueStats> {
+    const ms = optionalQueryInt('maxAgeMs', maxAgeMs, { min: 0, max: 86_400_000 });
+    return this.queue.stats(ms === undefined ? {} : { maxAgeMs: ms });
   }
 
   /** Claimed or running jobs that have not changed for `olderThanMinutes` (default 10). */

@@ -85,6 +85,8 @@ const CASES: BadRequest[] = [
   // GET /jobs/stale
   get('/jobs/stale?olderThanMinutes=ten', 'non-numeric olderThanMinutes', 'olderThanMinutes'),
   get('/jobs/stale?olderThanMinutes=-1', 'negative olderThanMinutes', 'olderThanMinutes'),
+  get('/jobs/stats?maxAgeMs=-1', 'negative maxAgeMs', 'maxAgeMs'),
+  get('/jobs/stats?maxAgeMs=soon', 'non-numeric maxAgeMs', 'maxAgeMs'),
 ];
 
 /**

@@ -90,7 +90,7 @@ describe('example app: the three scenarios over HTTP', () => {
   const waitUntilNoImageJobUnfinished = () =>
     waitFor(
       async () => {
-        const { body } = await example.http().get('/jobs/stats').expect(200);
+        const { body } = await example.http().get('/jobs/stats?maxAgeMs=0').expect(200);
         const counts = body['image.process'] ?? {};
         return counts.pending + counts.claimed + counts.running === 0;
       },
@@ -271,7 +271,7 @@ describe('example app: the three scenarios over HTTP', () => {
 
   it('pages through completed image jobs, newest first, matching the stats', async () => {
     await waitUntilNoImageJobUnfinished();
-    const { body: stats } = await example.http().get('/jobs/stats').expect(200);
+    const { body: stats } = await example.http().get('/jobs/stats?maxAgeMs=0').expect(200);
     expect(stats['image.process']).toEqual({
       scheduled: 0,
       pending: 0,

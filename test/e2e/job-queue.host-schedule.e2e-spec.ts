@@ -34,6 +34,7 @@ function queueIntervals(workerId: string): string[] {
     `job-queue:stager:${workerId}`,
     `job-queue:cron:${workerId}`,
     `job-queue:pruner:${workerId}`,
+    `job-queue:stats:${workerId}`,
   ];
 }
 

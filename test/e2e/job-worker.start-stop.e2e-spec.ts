@@ -91,6 +91,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
         `job-queue:pruner:${app.workerId}`,
         `job-queue:reaper:${app.workerId}`,
         `job-queue:stager:${app.workerId}`,
+        `job-queue:stats:${app.workerId}`,
       ].sort(),
     );
     await app.close(); // the tests below have their own worker for this type
@@ -159,7 +160,7 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
 
     await Promise.all([worker.start(), worker.start()]);
     expect(worker.isRunning).toBe(true);
-    expect(intervals(app)).toHaveLength(6);
+    expect(intervals(app)).toHaveLength(7);
     await Promise.all([worker.stop(), worker.stop()]);
     expect(intervals(app)).toEqual([]);
 

@@ -73,7 +73,7 @@ describe('worker: concurrency limits', () => {
     });
     await waitFor(
       async () => {
-        const stats = await producer.queue.stats();
+        const stats = await producer.queue.stats({ maxAgeMs: 0 });
         return (
           stats[LIMITED_JOB]?.[JobStatus.Completed] === LIMITED_COUNT &&
           stats[FREE_JOB]?.[JobStatus.Completed] === FREE_COUNT

@@ -47,9 +47,12 @@ describe('worker: run order', () => {
     await waitFor(() => handlers.runOrder.length === JOB_COUNT, {
       description: `${JOB_COUNT} jobs to run`,
     });
-    await waitFor(async () => (await producer.queue.stats())[ORDER_JOB]?.completed === JOB_COUNT, {
-      description: 'every job completed',
-    });
+    await waitFor(
+      async () => (await producer.queue.stats({ maxAgeMs: 0 }))[ORDER_JOB]?.completed === JOB_COUNT,
+      {
+        description: 'every job completed',
+      },
+    );
     await worker.close();
 
     expect(handlers.runOrder).toEqual(expected);

@@ -2,23 +2,14 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/migrations';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { createPlanTestDatabase } from '../support/plan-template';
 import { claim, connect } from './claim-job-batch.support';
 
 const FINISHED = 1_000_000;
 const PENDING = 1_000;
 const TYPES = ['email', 'report'];
 
-/** Finished jobs of the very types being claimed, with spread priorities and ages. */
-const INSERT_FINISHED = `
-  INSERT INTO job_queue.jobs (job_type, priority, status, created_at, run_at, completed_at, attempts)
-  SELECT CASE g % 3 WHEN 0 THEN 'email' WHEN 1 THEN 'report' ELSE 'other' END,
-         g % 300,
-         'completed',
-         now() - interval '30 days' + g * interval '1 second',
-         now() - interval '30 days' + g * interval '1 second',
-         now() - interval '30 days' + g * interval '1 second',
-         1
-  FROM generate_series(1, $1::int) AS g`;
+/** 2,000 more pending jobs of the claimed types, for the timing below. */
 const INSERT_PENDING = `
   INSERT INTO job_queue.jobs (job_type, priority, created_at)
   SELECT CASE g % 2 WHEN 0 THEN 'email' ELSE 'report' END, 50 + g % 100, now() - g * interval '1 ms'
@@ -134,17 +125,15 @@ describe('claim_job_batch: plan and cost with a million finished jobs', () => {
   };
 
   beforeAll(async () => {
-    [big, fresh] = await Promise.all([createTestDatabase(), createTestDatabase()]);
+    // The million finished jobs and 1,000 pending ones, analysed: a clone of a prepared template.
+    [big, fresh] = await Promise.all([createPlanTestDatabase('finished'), createTestDatabase()]);
     [client, freshClient] = await Promise.all([connect(big.url), connect(fresh.url)]);
-    await client.query(INSERT_FINISHED, [FINISHED]);
-    await client.query(INSERT_PENDING, [PENDING]);
-    await client.query(`ANALYZE job_queue.jobs`);
     await client.query(
       `PREPARE claim_plan(text, text[], integer, timestamptz, boolean, integer[], integer[],
                           integer[], integer[], float8[])
        AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
     );
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await Promise.all([client?.end(), freshClient?.end()]);

@@ -203,7 +203,7 @@ describe('QueueService: management API', () => {
 
   describe('stats', () => {
     it('counts by type and status, every status present', async () => {
-      expect(await app.queue.stats()).toEqual({});
+      expect(await app.queue.stats({ maxAgeMs: 0 })).toEqual({});
 
       const emails = await app.queue.enqueueMany(
         Array.from({ length: 5 }, (_, i) => ({ type: 'email', data: i })),
@@ -218,7 +218,7 @@ describe('QueueService: management API', () => {
       await app.queue.cancel(reports[1].id);
       await app.queue.enqueue('report', {}, { delayMs: 3_600_000 });
 
-      expect(await app.queue.stats()).toEqual({
+      expect(await app.queue.stats({ maxAgeMs: 0 })).toEqual({
         email: {
           scheduled: 0,
           pending: 2,

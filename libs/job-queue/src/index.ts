@@ -25,6 +25,7 @@ export { QueueService } from './queue.service';
 export type { JobQueueStats, JobStatusCounts, JobTypeStats } from './queue.service';
 export type { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
 export type { CatchUp } from './schedules/cron-expression';
+export type { StatsOptions } from './interfaces/stats-options.interface';
 export type {
   EnqueueManyItem,
   EnqueueOptions,

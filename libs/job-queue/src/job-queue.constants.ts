@@ -45,6 +45,7 @@ export const DEFAULT_CANCELLED_RETENTION_MS = 7 * DAY_MS;
  * within timestamptz's range (from 4714 BC), and a bigint column holds it.
  */
 export const MAX_RETENTION_MS = 1_000 * 365 * DAY_MS;
+export const DEFAULT_STATS_INTERVAL_MS = 5_000;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export const DEFAULT_PROGRESS_THROTTLE_MS = 250;
 export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;

@@ -18,6 +18,7 @@ import { StaleJobReaper } from './maintenance/stale-job-reaper';
 import { ScheduledJobStager } from './maintenance/scheduled-job-stager';
 import { CronScheduler } from './maintenance/cron-scheduler';
 import { JobPruner } from './maintenance/job-pruner';
+import { JobStatsRefresher } from './maintenance/job-stats-refresher';
 import { JobCompleter } from './worker/job-completer';
 import { JobExecutor } from './worker/job-executor';
 import { JobHeartbeat } from './worker/job-heartbeat';
@@ -46,6 +47,7 @@ const coreProviders = [
   ScheduledJobStager,
   CronScheduler,
   JobPruner,
+  JobStatsRefresher,
   JobWorker,
   JobWorkerOrchestrator,
 ];

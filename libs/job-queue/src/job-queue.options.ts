@@ -17,6 +17,7 @@ import {
   DEFAULT_REAPER_INTERVAL_MS,
   DEFAULT_RETENTION_INTERVAL_MS,
   DEFAULT_STAGER_INTERVAL_MS,
+  DEFAULT_STATS_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_SCHEMA,
   DEFAULT_STALE_AFTER_MS,
@@ -62,6 +63,7 @@ export interface ResolvedJobQueueOptions {
   heartbeatIntervalMs: number;
   reaperIntervalMs: number;
   stagerIntervalMs: number;
+  statsIntervalMs: number;
   shutdownTimeoutMs: number;
   defaultMaxAttempts: number;
   backoff: ResolvedBackoff;
@@ -86,6 +88,7 @@ const MODULE_KEYS = [
   'heartbeatIntervalMs',
   'reaperIntervalMs',
   'stagerIntervalMs',
+  'statsIntervalMs',
   'shutdownTimeoutMs',
   'defaultMaxAttempts',
   'backoff',
@@ -277,6 +280,12 @@ export function resolveJobQueueOptions(raw: JobQueueModuleOptions = {}): Resolve
       'stagerIntervalMs',
       raw.stagerIntervalMs,
       DEFAULT_STAGER_INTERVAL_MS,
+      1,
+    ),
+    statsIntervalMs: intOption(
+      'statsIntervalMs',
+      raw.statsIntervalMs,
+      DEFAULT_STATS_INTERVAL_MS,
       1,
     ),
     shutdownTimeoutMs: intOption(

@@ -40,12 +40,9 @@ import { getJobRow } from './sql/get-job.query';
 import { updateProgressRow } from './sql/update-progress.query';
 import { cancelJobRow } from './sql/cancel-job.query';
 import { retryJobRow } from './sql/retry-job.query';
-import { jobStatsRows } from './sql/job-stats.query';
 import { findStaleJobRows } from './sql/find-stale-jobs.query';
 import { pauseJobType } from './sql/pause-job-type.query';
 import { resumeJobType } from './sql/resume-job-type.query';
-import { pausedJobTypes } from './sql/paused-job-types.query';
-import { withPausedFlags } from './job-type-stats';
 import { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
 import { checkScheduleName, scheduleInsertRow } from './schedules/schedule-input';
 import { upsertSchedule } from './sql/upsert-schedule.query';
@@ -55,6 +52,9 @@ import { toJobSchedule } from './sql/schedule-columns';
 import { PruneOptions } from './interfaces/prune-options.interface';
 import { checkPruneOptions } from './prune-input.validation';
 import { pruneInBatches } from './maintenance/prune-in-batches';
+import { StatsOptions } from './interfaces/stats-options.interface';
+import { JobStatsReader } from './stats/job-stats.reader';
+import { toJobQueueStats } from './stats/job-queue-stats.builder';
 
 /** Counts of jobs by status, for one job type. @publicApi */
 export type JobStatusCounts = Record<JobStatus, number>;
@@ -70,6 +70,7 @@ export type JobQueueStats = Record<string, JobTypeStats>;
 
 const JOB_OPTION_KEYS = ['priority', 'runAt', 'delayMs', 'maxAttempts', 'uniqueKey'] as const;
 const WRITE_OPTION_KEYS = ['manager'] as const;
+const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
 /** The partial unique index over unfinished jobs' keys (CreateJobsTable migration). */
 const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 
@@ -85,6 +86,8 @@ const MAX_UNIQUE_KEY_ROUNDS = 5;
  */
 @Injectable()
 export class QueueService {
+  private statsReader: JobStatsReader | undefined;
+
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -206,18 +209,30 @@ export class QueueService {
   }
 
   /**
-   * Counts of jobs by type and status (every status present, zeros included), and whether each
-   * type is paused; a paused type with no jobs is listed too, with zeros.
+   * Counts of jobs by type and status (every status present, zeros included), from a snapshot
+   * at most `maxAgeMs` old. Worker nodes refresh the snapshot in the background (every
+   * `statsIntervalMs`, at least ten times as long as a count takes); without `maxAgeMs` it is
+   * fresh enough for three such refreshes. When the snapshot is older, this counts the table
+   * itself and stores the result as the new snapshot; concurrent calls in this process share
+   * one count. `{ maxAgeMs: 0 }`: exact counts, taken after this call. Whether each type is
+   * paused is read at every call (a small table); a paused type with no jobs is listed too, with
+   * zeros.
    */
-  async stats(): Promise<JobQueueStats> {
-    const stats: Record<string, JobStatusCounts> = {};
-    for (const row of await jobStatsRows(this.db(), this.options.schema)) {
-      stats[row.job_type] ??= Object.fromEntries(
-        Object.values(JobStatus).map((status) => [status, 0]),
-      ) as JobStatusCounts;
-      stats[row.job_type][row.status as JobStatus] = Number(row.count);
-    }
-    return withPausedFlags(stats, await pausedJobTypes(this.db(), this.options.schema));
+  async stats(opts: StatsOptions = {}): Promise<JobQueueStats> {
+    checkObject('options', opts);
+    this.rejectUnknownKeys('', opts, STATS_OPTION_KEYS, STATS_OPTION_KEYS);
+    const maxAgeMs =
+      opts.maxAgeMs === undefined ? undefined : checkInteger('maxAgeMs', opts.maxAgeMs, 0);
+    this.statsReader ??= new JobStatsReader(
+      this.db(),
+      this.options.schema,
+      this.options.statsIntervalMs,
+    );
+    const [counts, paused] = await Promise.all([
+      this.statsReader.counts(maxAgeMs),
+      this.statsReader.pausedTypes(),
+    ]);
+    return toJobQueueStats(counts, paused);
   }
 
   /** Claimed or running jobs whose row has not changed for `olderThanMs` (oldest first). */

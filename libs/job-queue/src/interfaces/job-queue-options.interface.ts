@@ -57,6 +57,12 @@ export interface JobQueueModuleOptions {
    * Default: 1000.
    */
   stagerIntervalMs?: number;
+  /**
+   * How often each worker checks whether the snapshot of `stats()` counts is due for a refresh.
+   * A refresh counts the whole table, on one node at a time, and waits at least this long, and
+   * at least ten times as long as the last count took, after the previous one. Default: 5000.
+   */
+  statsIntervalMs?: number;
   /** On shutdown, how long running handlers may take before they are aborted. Default: 10000. */
   shutdownTimeoutMs?: number;
   /** Attempts of a job whose handler and enqueue name none. Default: 3. */

@@ -6,6 +6,7 @@ import { createJobsTableFor } from './1795939200000-CreateJobsTable';
 import { createClaimJobBatchFunctionFor } from './1795939200001-CreateClaimJobBatchFunction';
 import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
 import { addJobRetentionFor } from './1795939200003-AddJobRetention';
+import { createJobStatsTableFor } from './1795939200004-CreateJobStatsTable';
 import { createJobSchedulesTableFor } from './1795939200005-CreateJobSchedulesTable';
 import {
   claimJobBatchQueryV2,
@@ -46,6 +47,7 @@ export function jobQueueMigrationsFor(
     createClaimJobBatchFunctionFor(schema),
     createJobTypesTableFor(schema),
     addJobRetentionFor(schema),
+    createJobStatsTableFor(schema),
     createJobSchedulesTableFor(schema),
     skipPausedJobTypesInClaimFor(schema),
   ];

@@ -25,6 +25,8 @@ export class QueueSchema {
   readonly jobTypes: string;
   /** Recurring jobs, one row per schedule: `"job_queue".job_schedules`. */
   readonly jobSchedules: string;
+  /** The one-row snapshot of `stats()` counts: `"job_queue".job_stats`. */
+  readonly jobStats: string;
   /** The claim function: `"job_queue".claim_job_batch`. */
   readonly claimJobBatch: string;
   /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
@@ -45,6 +47,7 @@ export class QueueSchema {
     this.jobs = `${this.quoted}.jobs`;
     this.jobTypes = `${this.quoted}.job_types`;
     this.jobSchedules = `${this.quoted}.job_schedules`;
+    this.jobStats = `${this.quoted}.job_stats`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.insertedChannel = `${name}_jobs_inserted`;

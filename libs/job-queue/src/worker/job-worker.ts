@@ -10,6 +10,7 @@ import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
 import { CronScheduler } from '../maintenance/cron-scheduler';
 import { JobPruner } from '../maintenance/job-pruner';
+import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -70,6 +71,7 @@ export class JobWorker {
     private readonly running: RunningJobs,
     private readonly cron: CronScheduler,
     private readonly pruner: JobPruner,
+    private readonly statsRefresher: JobStatsRefresher,
   ) {}
 
   /** True while the worker is started: from when `start()` starts it until `stop()` drains it. */
@@ -128,6 +130,7 @@ export class JobWorker {
     this.stager.start();
     this.cron.start(); // stored schedules fire on every worker, with or without handlers
     await this.pruner.start();
+    this.statsRefresher.start();
     if (jobTypes.length === 0) {
       this.logger.warn(
         'No @JobHandler found: this worker claims nothing (set worker: false to silence)',
@@ -155,6 +158,7 @@ export class JobWorker {
       this.stager.stop(),
       this.cron.stop(),
       this.pruner.stop(),
+      this.statsRefresher.stop(),
     ]);
     if (!(await this.running.waitUntilIdle(this.options.shutdownTimeoutMs))) {
       const left = this.running.all();

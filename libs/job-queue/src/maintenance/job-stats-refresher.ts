@@ -1,0 +1,61 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import {
+  JOB_QUEUE_DATA_SOURCE,
+  JOB_QUEUE_SCHEDULER,
+  RESOLVED_JOB_QUEUE_OPTIONS,
+} from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { JobStatsCountRow, refreshJobStats } from '../sql/refresh-job-stats.query';
+import { ScheduledTask } from '../worker/scheduled-task';
+import { databaseErrorText } from '../errors/database-error.util';
+
+/**
+ * Keeps the snapshot that `stats()` reads fresh: every `statsIntervalMs` it asks the database to
+ * count jobs by type and status if the snapshot is due, that is older than `statsIntervalMs` and
+ * than ten times the last count's duration (a count reads the whole table: on a big one, it runs
+ * at most a tenth of the time). Every worker runs one; the check is one statement, and a
+ * transaction-scoped advisory lock (`lockKey('stats')`) lets one node count at a time. Whichever
+ * node counted, the snapshot is shared, so a fleet counts about once per wait, not once per node.
+ */
+@Injectable()
+export class JobStatsRefresher {
+  private readonly logger = new Logger('JobQueue');
+  private readonly task: ScheduledTask;
+
+  constructor(
+    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
+    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
+  ) {
+    this.task = new ScheduledTask(
+      schedulerRegistry,
+      `job-queue:stats:${options.workerId}`,
+      options.statsIntervalMs,
+      () => this.refreshOnce(),
+      (error) => this.logger.warn(`Refreshing job stats failed: ${databaseErrorText(error)}`),
+    );
+  }
+
+  start(): void {
+    this.task.start();
+  }
+
+  stop(): Promise<void> {
+    return this.task.stop();
+  }
+
+  /**
+   * One check: counts and stores the snapshot when it is due and no other node is counting;
+   * returns the counts, or undefined when it did not count.
+   */
+  refreshOnce(): Promise<JobStatsCountRow | undefined> {
+    return refreshJobStats(
+      this.dataSource,
+      this.options.schema,
+      this.options.statsIntervalMs,
+      false,
+    );
+  }
+}
