@@ -62,7 +62,7 @@ async function bootstrap(): Promise<void> {
   logger.log(`Listening on ${url}`);
   logger.log(
     `Try: curl -s -X POST ${url}/images -H 'content-type: application/json' ` +
-      `-d '{"name":"cat.png"}' && curl -s -H ${authorization} ${url}/jobs/stats`,
+      `-d '{"name":"cat.png"}' && curl -s -H ${authorization} "${url}/jobs/stats?maxAgeMs=0"`,
   );
 }
 
