@@ -87,9 +87,17 @@ describe('pruning: plan and cost with a million finished jobs', () => {
        VALUES ('report', 3600000, NULL, 0, now())`,
     );
     await client.query(`VACUUM ANALYZE job_queue.jobs`);
-    // As prune_jobs() runs it: JIT off, pg_catalog first.
-    await client.query(`SET jit = off`);
-    await client.query(`SET search_path = pg_catalog, pg_temp`);
+    // As prune_jobs() runs it: with the settings the migrations gave the function (JIT off,
+    // pg_catalog first, nested loops only), read from the installed function itself.
+    const { rows } = await client.query<{ name: string; value: string }>(
+      `SELECT split_part(setting, '=', 1) AS name, substr(setting, strpos(setting, '=') + 1) AS value
+       FROM pg_catalog.pg_proc p, unnest(p.proconfig) AS setting
+       WHERE p.proname = 'prune_jobs' AND p.pronamespace = 'job_queue'::regnamespace`,
+    );
+    expect(rows.map((row) => row.name)).toEqual(expect.arrayContaining(['jit', 'enable_hashjoin']));
+    for (const { name, value } of rows) {
+      await client.query(`SELECT pg_catalog.set_config($1, $2, false)`, [name, value]);
+    }
     await client.query(`PREPARE prune_plan AS ${pruneJobsQueryV1(queueSchema(DEFAULT_SCHEMA))}`);
   }, 120_000);
 
@@ -99,13 +107,6 @@ describe('pruning: plan and cost with a million finished jobs', () => {
   });
 
   it('generic and custom plans read old rows through jobs_finished_idx, nothing else', async () => {
-    // Known gap (open): PostgreSQL 17 (the embedded pass) plans one of these calls with a seq
-    // scan; checked on the machine's PostgreSQL 15 only until the statement is fixed for 17.
-    const { rows } = await client.query(`SELECT current_setting('server_version_num')::int AS v`);
-    if (rows[0].v >= 170000) {
-      console.warn('prune plan check skipped on PostgreSQL >= 17 (known seq scan, open)');
-      return;
-    }
     for (const mode of ['force_generic_plan', 'force_custom_plan']) {
       await client.query(`SET plan_cache_mode = ${mode}`);
       try {

@@ -4,6 +4,7 @@ import { claimJobBatchQueryV1 } from '../../libs/job-queue/src/migrations/179593
 import { claimJobBatchQueryV2 } from '../../libs/job-queue/src/migrations/1795939200006-SkipPausedJobTypesInClaim';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { undoMigrationsThrough } from '../support/undo-migrations';
 
 interface ClaimFunction {
   body: string;
@@ -49,7 +50,7 @@ describe('migration SkipPausedJobTypesInClaim', () => {
     expect(v2.body).toEqual(bodyOf(claimJobBatchQueryV2(schema)));
     expect(v2.acl).not.toMatch(/(^|[{,])=X/); // no EXECUTE for PUBLIC
 
-    await dataSource.undoLastMigration();
+    await undoMigrationsThrough(dataSource, 'SkipPausedJobTypesInClaim1795939200006');
     const v1 = await claimFunction();
     expect(v1.body).toEqual(bodyOf(claimJobBatchQueryV1(schema)));
     expect(v1.body).not.toContain('job_types');

@@ -44,6 +44,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'DROP/REVOKE name the function by its signature: the checked schema and fixed types',
   'libs/job-queue/src/migrations/1795939200006-SkipPausedJobTypesInClaim.ts claimQuery':
     'DDL cannot take parameters; the claim query body (V2 up, V1 down) is shared with the plan test',
+  'libs/job-queue/src/migrations/1795939200007-PinPrunePlan.ts PRUNE_JOBS_SIGNATURE(schema)':
+    'ALTER FUNCTION names the function by its signature: the checked schema and fixed types',
   'libs/job-queue/src/migrations/1795939200003-AddJobRetention.ts pruneJobsQueryV1(schema)':
     'DDL cannot take parameters; the prune query body is shared with the plan test',
 };

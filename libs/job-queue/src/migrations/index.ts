@@ -12,6 +12,7 @@ import {
   claimJobBatchQueryV2,
   skipPausedJobTypesInClaimFor,
 } from './1795939200006-SkipPausedJobTypesInClaim';
+import { pinPrunePlanFor } from './1795939200007-PinPrunePlan';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -50,6 +51,7 @@ export function jobQueueMigrationsFor(
     createJobStatsTableFor(schema),
     createJobSchedulesTableFor(schema),
     skipPausedJobTypesInClaimFor(schema),
+    pinPrunePlanFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];
