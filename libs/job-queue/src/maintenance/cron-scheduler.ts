@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import {
@@ -9,14 +9,13 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { databaseErrorText } from '../errors/database-error.util';
 import { CatchUp, cronTimes } from '../schedules/cron-expression';
 import { FirePlan, planFires } from '../schedules/fire-plan';
 import { HandlerScheduleSync, syncHandlerSchedules } from '../schedules/handler-schedules';
 import { DueScheduleRow, dueSchedules } from '../sql/due-schedules.query';
 import { fireSchedule } from '../sql/fire-schedule.query';
 import { JobPoller } from '../worker/job-poller';
-import { ScheduledTask } from '../worker/scheduled-task';
+import { MaintenanceTask } from './maintenance-task';
 
 /** What one tick did for a schedule it advanced. */
 export interface FiredSchedule {
@@ -36,10 +35,7 @@ export interface FiredSchedule {
  * schedules (`syncHandlerSchedules`).
  */
 @Injectable()
-export class CronScheduler {
-  private readonly logger = new Logger('JobQueue');
-  private readonly task: ScheduledTask;
-
+export class CronScheduler extends MaintenanceTask {
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -47,26 +43,21 @@ export class CronScheduler {
     private readonly registry: JobHandlerRegistry,
     private readonly poller: JobPoller,
   ) {
-    this.task = new ScheduledTask(
-      schedulerRegistry,
-      `job-queue:cron:${options.workerId}`,
-      CRON_TICK_MS,
-      () => this.tickOnce(),
-      (error) => this.logger.warn(`Firing cron schedules failed: ${databaseErrorText(error)}`),
-    );
+    super(schedulerRegistry, {
+      kind: 'cron',
+      workerId: options.workerId,
+      periodMs: CRON_TICK_MS,
+      failure: 'Firing cron schedules failed',
+    });
+  }
+
+  protected runOnce(): Promise<unknown> {
+    return this.tickOnce();
   }
 
   /** Writes this node's handler schedules (see `syncHandlerSchedules`). */
   syncHandlerSchedules(): Promise<HandlerScheduleSync> {
     return syncHandlerSchedules(this.dataSource, this.options.schema, this.registry.all());
-  }
-
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
   }
 
   /**

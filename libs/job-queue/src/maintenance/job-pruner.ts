@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import {
@@ -11,7 +11,7 @@ import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { databaseErrorText } from '../errors/database-error.util';
 import { queueSchema } from '../sql/queue-schema';
 import { storeRetention } from '../sql/store-retention.query';
-import { ScheduledTask } from '../worker/scheduled-task';
+import { MaintenanceTask } from './maintenance-task';
 import { pruneInBatches } from './prune-in-batches';
 
 /**
@@ -31,9 +31,7 @@ export const PRUNE_PASS_MAX_MS = 30_000;
  * every type, or this node's module `retention` to a type none was stored for.
  */
 @Injectable()
-export class JobPruner {
-  private readonly logger = new Logger('JobQueue');
-  private readonly task: ScheduledTask;
+export class JobPruner extends MaintenanceTask {
   /** The handlers' retention still to store (the database did not answer at start). */
   private retentionStored = true;
   private stopping = false;
@@ -44,17 +42,20 @@ export class JobPruner {
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
     private readonly registry: JobHandlerRegistry,
   ) {
-    this.task = new ScheduledTask(
-      schedulerRegistry,
-      `job-queue:pruner:${options.workerId}`,
-      options.retentionIntervalMs,
-      () => this.pruneOnce(),
-      (error) => this.logger.warn(`Pruning finished jobs failed: ${databaseErrorText(error)}`),
-    );
+    super(schedulerRegistry, {
+      kind: 'pruner',
+      workerId: options.workerId,
+      periodMs: options.retentionIntervalMs,
+      failure: 'Pruning finished jobs failed',
+    });
+  }
+
+  protected runOnce(): Promise<unknown> {
+    return this.pruneOnce();
   }
 
   /** Stores this node's handlers' retention (retried by each pass if that fails), then ticks. */
-  async start(): Promise<void> {
+  override async start(): Promise<void> {
     this.stopping = false;
     this.retentionStored = false;
     try {
@@ -65,12 +66,12 @@ export class JobPruner {
           `the pruner tries again at each pass`,
       );
     }
-    this.task.start();
+    super.start();
   }
 
-  stop(): Promise<void> {
+  override stop(): Promise<void> {
     this.stopping = true;
-    return this.task.stop();
+    return super.stop();
   }
 
   /**

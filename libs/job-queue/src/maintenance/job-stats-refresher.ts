@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import {
@@ -8,8 +8,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobStatsCountRow, refreshJobStats } from '../sql/refresh-job-stats.query';
-import { ScheduledTask } from '../worker/scheduled-task';
-import { databaseErrorText } from '../errors/database-error.util';
+import { MaintenanceTask } from './maintenance-task';
 
 /**
  * Keeps the snapshot that `stats()` reads fresh: every `statsIntervalMs` it asks the database to
@@ -20,30 +19,22 @@ import { databaseErrorText } from '../errors/database-error.util';
  * node counted, the snapshot is shared, so a fleet counts about once per wait, not once per node.
  */
 @Injectable()
-export class JobStatsRefresher {
-  private readonly logger = new Logger('JobQueue');
-  private readonly task: ScheduledTask;
-
+export class JobStatsRefresher extends MaintenanceTask {
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
   ) {
-    this.task = new ScheduledTask(
-      schedulerRegistry,
-      `job-queue:stats:${options.workerId}`,
-      options.statsIntervalMs,
-      () => this.refreshOnce(),
-      (error) => this.logger.warn(`Refreshing job stats failed: ${databaseErrorText(error)}`),
-    );
+    super(schedulerRegistry, {
+      kind: 'stats',
+      workerId: options.workerId,
+      periodMs: options.statsIntervalMs,
+      failure: 'Refreshing job stats failed',
+    });
   }
 
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
+  protected runOnce(): Promise<unknown> {
+    return this.refreshOnce();
   }
 
   /**

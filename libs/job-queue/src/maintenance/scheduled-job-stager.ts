@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import {
@@ -8,9 +8,8 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
-import { ScheduledTask } from '../worker/scheduled-task';
+import { MaintenanceTask } from './maintenance-task';
 import { JobPoller } from '../worker/job-poller';
-import { databaseErrorText } from '../errors/database-error.util';
 
 /** Statements one pass runs at most: a huge backlog that fell due is staged over several passes. */
 const MAX_STATEMENTS_PER_PASS = 10;
@@ -23,31 +22,23 @@ const MAX_STATEMENTS_PER_PASS = 10;
  * and its statement notifies the insert channel so idle workers elsewhere claim them too.
  */
 @Injectable()
-export class ScheduledJobStager {
-  private readonly logger = new Logger('JobQueue');
-  private readonly task: ScheduledTask;
-
+export class ScheduledJobStager extends MaintenanceTask {
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
     private readonly poller: JobPoller,
   ) {
-    this.task = new ScheduledTask(
-      schedulerRegistry,
-      `job-queue:stager:${options.workerId}`,
-      options.stagerIntervalMs,
-      () => this.stageOnce(),
-      (error) => this.logger.warn(`Staging scheduled jobs failed: ${databaseErrorText(error)}`),
-    );
+    super(schedulerRegistry, {
+      kind: 'stager',
+      workerId: options.workerId,
+      periodMs: options.stagerIntervalMs,
+      failure: 'Staging scheduled jobs failed',
+    });
   }
 
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
+  protected runOnce(): Promise<unknown> {
+    return this.stageOnce();
   }
 
   /**

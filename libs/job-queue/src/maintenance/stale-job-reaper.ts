@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import {
@@ -8,8 +8,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
-import { ScheduledTask } from '../worker/scheduled-task';
-import { databaseErrorText } from '../errors/database-error.util';
+import { MaintenanceTask } from './maintenance-task';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -19,30 +18,22 @@ import { databaseErrorText } from '../errors/database-error.util';
  * Every worker runs one; an advisory lock lets one act at a time.
  */
 @Injectable()
-export class StaleJobReaper {
-  private readonly logger = new Logger('JobQueue');
-  private readonly task: ScheduledTask;
-
+export class StaleJobReaper extends MaintenanceTask {
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
   ) {
-    this.task = new ScheduledTask(
-      schedulerRegistry,
-      `job-queue:reaper:${options.workerId}`,
-      options.reaperIntervalMs,
-      () => this.rescueOnce(),
-      (error) => this.logger.warn(`Stale-job check failed: ${databaseErrorText(error)}`),
-    );
+    super(schedulerRegistry, {
+      kind: 'reaper',
+      workerId: options.workerId,
+      periodMs: options.reaperIntervalMs,
+      failure: 'Stale-job check failed',
+    });
   }
 
-  start(): void {
-    this.task.start();
-  }
-
-  stop(): Promise<void> {
-    return this.task.stop();
+  protected runOnce(): Promise<unknown> {
+    return this.rescueOnce();
   }
 
   /** One pass; returns the jobs it recovered (none when another node holds the lock). */
