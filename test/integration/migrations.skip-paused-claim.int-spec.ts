@@ -1,56 +1,29 @@
-import { DataSource } from 'typeorm';
-import { jobQueueMigrations } from 'nest-pg-job-queue';
 import { claimJobBatchQueryV1 } from '../../libs/job-queue/src/migrations/1795939200001-CreateClaimJobBatchFunction';
 import { claimJobBatchQueryV2 } from '../../libs/job-queue/src/migrations/1795939200006-SkipPausedJobTypesInClaim';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
-import { createTestDatabase, TestDatabase } from '../support/database';
-import { undoMigrationsThrough } from '../support/undo-migrations';
-
-interface ClaimFunction {
-  body: string;
-  settings: string[];
-  acl: string | null;
-  owner: string;
-}
+import {
+  queueFunction,
+  undoMigrationsThrough,
+  useUnmigratedDataSource,
+} from '../support/migrations';
 
 /**
  * SkipPausedJobTypesInClaim replaces claim_job_batch's body in place: V2 up, V1 down, with the
  * same settings, owner and grants (no EXECUTE for PUBLIC) either way.
  */
 describe('migration SkipPausedJobTypesInClaim', () => {
-  let db: TestDatabase;
-  let dataSource: DataSource;
+  const dataSource = useUnmigratedDataSource();
   const schema = queueSchema('job_queue');
-
-  beforeAll(async () => {
-    db = await createTestDatabase({ migrated: false });
-    dataSource = new DataSource({ type: 'postgres', url: db.url, migrations: jobQueueMigrations });
-    await dataSource.initialize();
-  });
-
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await db?.drop();
-  });
-
-  const claimFunction = async (): Promise<ClaimFunction> => {
-    const [row] = await dataSource.query(
-      `SELECT p.prosrc AS body, p.proconfig AS settings, p.proacl::text AS acl,
-              pg_catalog.pg_get_userbyid(p.proowner) AS owner
-       FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-       WHERE n.nspname = 'job_queue' AND p.proname = 'claim_job_batch'`,
-    );
-    return row as ClaimFunction;
-  };
+  const claimFunction = () => queueFunction(dataSource(), 'claim_job_batch');
   const bodyOf = (query: string) => expect.stringContaining(`RETURN QUERY ${query};`);
 
   it('installs V2 and puts V1 back on the way down, keeping settings and grants', async () => {
-    await dataSource.runMigrations();
+    await dataSource().runMigrations();
     const v2 = await claimFunction();
     expect(v2.body).toEqual(bodyOf(claimJobBatchQueryV2(schema)));
     expect(v2.acl).not.toMatch(/(^|[{,])=X/); // no EXECUTE for PUBLIC
 
-    await undoMigrationsThrough(dataSource, 'SkipPausedJobTypesInClaim1795939200006');
+    await undoMigrationsThrough(dataSource(), 'SkipPausedJobTypesInClaim1795939200006');
     const v1 = await claimFunction();
     expect(v1.body).toEqual(bodyOf(claimJobBatchQueryV1(schema)));
     expect(v1.body).not.toContain('job_types');
@@ -64,7 +37,7 @@ describe('migration SkipPausedJobTypesInClaim', () => {
       'enable_mergejoin=off',
     ]);
 
-    await dataSource.runMigrations();
+    await dataSource().runMigrations();
     expect(await claimFunction()).toEqual(v2);
   });
 });

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { jobQueueMigrations } from 'nest-pg-job-queue';
-import { createTestDatabase, TestDatabase } from '../support/database';
+import { createTestDatabase } from '../support/database';
+import { useUnmigratedDataSource } from '../support/migrations';
 
 const SEED_COLUMNS = [
   'id',
@@ -23,23 +24,11 @@ const SEED_COLUMNS = [
 const ADDED_COLUMNS = ['run_at', 'heartbeat_at', 'unique_key', 'result', 'updated_at'];
 
 describe('migrations', () => {
-  let db: TestDatabase;
-  let dataSource: DataSource;
-
-  beforeAll(async () => {
-    db = await createTestDatabase({ migrated: false });
-    dataSource = new DataSource({ type: 'postgres', url: db.url, migrations: jobQueueMigrations });
-    await dataSource.initialize();
-  });
-
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await db?.drop();
-  });
+  const dataSource = useUnmigratedDataSource();
 
   const columns = async (): Promise<string[]> =>
     (
-      await dataSource.query(
+      await dataSource().query(
         `SELECT column_name FROM information_schema.columns
          WHERE table_schema = 'job_queue' AND table_name = 'jobs'`,
       )
@@ -47,7 +36,7 @@ describe('migrations', () => {
 
   const functions = async (): Promise<string[]> =>
     (
-      await dataSource.query(
+      await dataSource().query(
         `SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
          WHERE n.nspname = 'job_queue' AND p.proname IN ('claim_job_batch', 'jobs_notify_inserted')`,
       )
@@ -55,24 +44,24 @@ describe('migrations', () => {
 
   const schemaExists = async (): Promise<boolean> =>
     (
-      await dataSource.query(
+      await dataSource().query(
         `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'job_queue') AS present`,
       )
     )[0].present;
 
   it('go up, all the way down, and up again on an empty database', async () => {
-    await dataSource.runMigrations();
+    await dataSource().runMigrations();
     expect(await columns()).toEqual(expect.arrayContaining([...SEED_COLUMNS, ...ADDED_COLUMNS]));
     expect((await functions()).sort()).toEqual(['claim_job_batch', 'jobs_notify_inserted']);
 
-    for (let i = 0; i < jobQueueMigrations.length; i++) await dataSource.undoLastMigration();
+    for (let i = 0; i < jobQueueMigrations.length; i++) await dataSource().undoLastMigration();
     expect(await columns()).toEqual([]);
     expect(await functions()).toEqual([]);
     expect(await schemaExists()).toBe(false); // the first migration made it, its down drops it
-    const [{ count }] = await dataSource.query(`SELECT count(*)::int AS count FROM migrations`);
+    const [{ count }] = await dataSource().query(`SELECT count(*)::int AS count FROM migrations`);
     expect(count).toBe(0);
 
-    await dataSource.runMigrations();
+    await dataSource().runMigrations();
     expect(await columns()).toEqual(expect.arrayContaining([...SEED_COLUMNS, ...ADDED_COLUMNS]));
   });
 
@@ -108,7 +97,7 @@ describe('migrations', () => {
   });
 
   it('make text columns text (with length CHECKs) and pin the functions to pg_catalog', async () => {
-    const types = await dataSource.query(
+    const types = await dataSource().query(
       `SELECT column_name, data_type FROM information_schema.columns
        WHERE table_schema = 'job_queue' AND table_name = 'jobs'
          AND column_name IN ('job_type', 'status', 'current_stage', 'worker_id', 'unique_key')`,
@@ -116,9 +105,9 @@ describe('migrations', () => {
     expect(types).toHaveLength(5);
     expect(types.filter((row: { data_type: string }) => row.data_type !== 'text')).toEqual([]);
     await expect(
-      dataSource.query(`INSERT INTO job_queue.jobs (job_type) VALUES (repeat('x', 256))`),
+      dataSource().query(`INSERT INTO job_queue.jobs (job_type) VALUES (repeat('x', 256))`),
     ).rejects.toThrow(/jobs_job_type_length_check/);
-    const configs = await dataSource.query(
+    const configs = await dataSource().query(
       `SELECT p.proname, p.proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
        WHERE n.nspname = 'job_queue' ORDER BY p.proname`,
     );
@@ -137,7 +126,7 @@ describe('migrations', () => {
 
   it('keep the seed status CHECK: an unknown status is refused', async () => {
     await expect(
-      dataSource.query(`INSERT INTO job_queue.jobs (job_type, status) VALUES ('t', 'bogus')`),
+      dataSource().query(`INSERT INTO job_queue.jobs (job_type, status) VALUES ('t', 'bogus')`),
     ).rejects.toThrow(/jobs_status_check/);
   });
 });
