@@ -30,6 +30,15 @@ import { encodeJobCursor } from '../src/jobs/job-cursor';
 import { JobsModule } from '../src/jobs/jobs.module';
 
 /** The library's table as SQL (change with the library's schema; see bench/lib/schema.js). */
+import {
+  dropBenchDatabase,
+  fillJobs,
+  jobsTableSize,
+  openBenchDatabase,
+  percentile,
+  urlOf,
+} from './lib/big-table';
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { JOBS, qualified } = require('./lib/schema') as {
   JOBS: string;
@@ -38,7 +47,6 @@ const { JOBS, qualified } = require('./lib/schema') as {
 
 const TOKEN = 'listing-bench-token';
 const WARMUP = 20;
-const CHUNK = 1_000_000;
 
 interface Args {
   rows: number;
@@ -68,78 +76,40 @@ function parseArgs(argv: string[]): Args {
   return args;
 }
 
-const serverUrl = new URL(
-  process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-);
-if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(serverUrl.hostname)) {
-  throw new Error('DATABASE_URL: loopback hosts only');
-}
-const urlOf = (database: string) => {
-  const url = new URL(serverUrl.toString());
-  url.pathname = `/${database}`;
-  return url.toString();
-};
-
-async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /**
  * The table an operator lists: the newest 1% still pending (a recent backlog), else 95% completed
  * (result set), 3% failed (an error with a stack), 1% cancelled (in cycles over the ids, so spread
  * through the whole table); 70% image.process, 20% report_generation, 10% email.send, and one row
  * in 10,000 of `audit.rare` (a filter value that is rare). One row per second of created_at.
  */
-async function fill(client: Client, rows: number): Promise<void> {
-  const pendingFrom = rows - Math.floor(rows / 100);
-  for (let from = 1; from <= rows; from += CHUNK) {
-    const to = Math.min(rows, from + CHUNK - 1);
-    const started = Date.now();
-    await client.query(
-      `INSERT INTO ${JOBS} (job_type, status, data, priority, attempts, run_token, worker_id,
-                            claimed_at, started_at, completed_at, heartbeat_at, created_at,
-                            updated_at, run_at, result, last_error, progress)
-       SELECT s.job_type, s.status, jsonb_build_object('name', 'img-' || g || '.png'), 100,
-              CASE WHEN s.status IN ('completed', 'failed') THEN 1 ELSE 0 END,
-              CASE WHEN s.status IN ('completed', 'failed') THEN 1 ELSE 0 END,
-              CASE WHEN s.status IN ('completed', 'failed') THEN 'web-1:42:abc' END,
-              CASE WHEN s.status IN ('completed', 'failed') THEN s.at END,
-              CASE WHEN s.status IN ('completed', 'failed') THEN s.at END,
-              CASE WHEN s.status IN ('completed', 'failed', 'cancelled') THEN s.at END,
-              CASE WHEN s.status IN ('completed', 'failed') THEN s.at END,
-              s.at, s.at, s.at,
-              CASE WHEN s.status = 'completed' THEN jsonb_build_object('thumbnail', 'thumb-' || g || '.png') END,
-              CASE WHEN s.status = 'failed'
-                   THEN E'Error: thumbnail service answered 503\\n    at Thumbnailer.render (/srv/app/dist/thumbs.js:41:11)' END,
-              CASE WHEN s.status = 'completed' THEN 100 ELSE 0 END
-       FROM generate_series($1::bigint, $2::bigint) AS g
-       CROSS JOIN LATERAL (
-         SELECT CASE WHEN g % 10000 = 1234 THEN 'audit.rare'
-                     WHEN abs(hashint8(g)::bigint) % 100 < 70 THEN 'image.process'
-                     WHEN abs(hashint8(g)::bigint) % 100 < 90 THEN 'report_generation'
-                     ELSE 'email.send' END AS job_type,
-                CASE WHEN g >= $3 THEN 'pending'
-                     WHEN g % 100 < 3 THEN 'failed'
-                     WHEN g % 100 = 3 THEN 'cancelled'
-                     ELSE 'completed' END AS status,
-                now() - ($4::bigint - g) * interval '1 second' AS at
-       ) AS s`,
-      [from, to, pendingFrom, rows],
-    );
-    console.log(
-      `  rows ${from.toLocaleString('en')}–${to.toLocaleString('en')} in ${Date.now() - started} ms`,
-    );
-  }
-  const started = Date.now();
-  await client.query(`VACUUM ANALYZE ${JOBS}`);
-  console.log(`  VACUUM ANALYZE in ${Date.now() - started} ms`);
-}
+const FILL = `INSERT INTO ${JOBS} (job_type, status, data, priority, attempts, run_token, worker_id,
+                        claimed_at, started_at, completed_at, heartbeat_at, created_at,
+                        updated_at, run_at, result, last_error, progress)
+   SELECT s.job_type, s.status, jsonb_build_object('name', 'img-' || g || '.png'), 100,
+          CASE WHEN s.status IN ('completed', 'failed') THEN 1 ELSE 0 END,
+          CASE WHEN s.status IN ('completed', 'failed') THEN 1 ELSE 0 END,
+          CASE WHEN s.status IN ('completed', 'failed') THEN 'web-1:42:abc' END,
+          CASE WHEN s.status IN ('completed', 'failed') THEN s.at END,
+          CASE WHEN s.status IN ('completed', 'failed') THEN s.at END,
+          CASE WHEN s.status IN ('completed', 'failed', 'cancelled') THEN s.at END,
+          CASE WHEN s.status IN ('completed', 'failed') THEN s.at END,
+          s.at, s.at, s.at,
+          CASE WHEN s.status = 'completed' THEN jsonb_build_object('thumbnail', 'thumb-' || g || '.png') END,
+          CASE WHEN s.status = 'failed'
+               THEN E'Error: thumbnail service answered 503\\n    at Thumbnailer.render (/srv/app/dist/thumbs.js:41:11)' END,
+          CASE WHEN s.status = 'completed' THEN 100 ELSE 0 END
+   FROM generate_series($1::bigint, $2::bigint) AS g
+   CROSS JOIN LATERAL (
+     SELECT CASE WHEN g % 10000 = 1234 THEN 'audit.rare'
+                 WHEN abs(hashint8(g)::bigint) % 100 < 70 THEN 'image.process'
+                 WHEN abs(hashint8(g)::bigint) % 100 < 90 THEN 'report_generation'
+                 ELSE 'email.send' END AS job_type,
+            CASE WHEN g >= $3 THEN 'pending'
+                 WHEN g % 100 < 3 THEN 'failed'
+                 WHEN g % 100 = 3 THEN 'cancelled'
+                 ELSE 'completed' END AS status,
+            now() - ($4::bigint - g) * interval '1 second' AS at
+   ) AS s`;
 
 /** The last statement TypeORM sent that reads the jobs table, with its parameters. */
 class CapturingLogger implements TypeOrmLogger {
@@ -187,11 +157,6 @@ for (const [label, query, where] of [
     where,
   });
 }
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
 
 interface PlanSummary {
   ms: number;
@@ -320,14 +285,7 @@ async function main(): Promise<void> {
   // Not jqbench_*: the bench drops those it takes for leftovers of a killed run.
   const database = `jqlisting_${args.rows}`;
   const url = urlOf(database);
-  const exists = await withClient(urlOf('postgres'), async (admin) => {
-    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-      database,
-    ]);
-    if (rowCount && !args.reuse) await admin.query(`DROP DATABASE ${database} WITH (FORCE)`);
-    if (!rowCount || !args.reuse) await admin.query(`CREATE DATABASE ${database}`);
-    return Boolean(rowCount) && args.reuse;
-  });
+  await openBenchDatabase(database, args.reuse);
 
   process.env[ADMIN_TOKEN_ENV] = TOKEN;
   const logger = new CapturingLogger();
@@ -355,15 +313,8 @@ async function main(): Promise<void> {
     await app.listen(0, '127.0.0.1');
     const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     await client.connect();
-    const count = Number((await client.query(`SELECT count(*) AS n FROM ${JOBS}`)).rows[0].n);
-    if (!exists || count !== args.rows) {
-      if (count !== 0) await client.query(`TRUNCATE ${JOBS}`);
-      console.log(`filling ${database} with ${args.rows.toLocaleString('en')} jobs`);
-      await fill(client, args.rows);
-    }
-    const size = (
-      await client.query(`SELECT pg_size_pretty(pg_total_relation_size('${JOBS}')) AS size`)
-    ).rows[0].size;
+    await fillJobs(client, { database, rows: args.rows, exact: true, insert: FILL });
+    const size = await jobsTableSize(client);
     const title = (what: string) =>
       `\nGET /jobs?limit=50 on ${args.rows.toLocaleString('en')} jobs (${size}), ${what}: ` +
       `${args.requests} requests each after ${WARMUP} warm-up, HTTP round trip (ms)`;
@@ -397,9 +348,7 @@ async function main(): Promise<void> {
     await client.end().catch(() => undefined);
     await app.close();
     if (!args.keep) {
-      await withClient(urlOf('postgres'), (admin) =>
-        admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
-      );
+      await dropBenchDatabase(database);
     }
   }
 }

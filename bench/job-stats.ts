@@ -27,11 +27,19 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { JobHandler, JobQueueModule, jobQueueMigrations, QueueService } from 'nest-pg-job-queue';
 
+import {
+  dropBenchDatabase,
+  fillJobs,
+  jobsTableSize,
+  openBenchDatabase,
+  percentile,
+  urlOf,
+} from './lib/big-table';
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { JOBS } = require('./lib/schema') as { JOBS: string };
 
 const JOB_TYPE = 'bench.stats';
-const CHUNK = 1_000_000;
 const PARALLEL = 400;
 
 interface Args {
@@ -65,62 +73,20 @@ function parseArgs(argv: string[]): Args {
   return args;
 }
 
-const serverUrl = new URL(
-  process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-);
-if (!['127.0.0.1', 'localhost', '::1', '[::1]'].includes(serverUrl.hostname)) {
-  throw new Error('DATABASE_URL: loopback hosts only');
-}
-const urlOf = (database: string) => {
-  const url = new URL(serverUrl.toString());
-  url.pathname = `/${database}`;
-  return url.toString();
-};
-
-async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Mostly finished jobs, the newest 1% pending, in four types; one row per second of age. */
-async function fill(client: Client, rows: number): Promise<void> {
-  const pendingFrom = rows - Math.floor(rows / 100);
-  for (let from = 1; from <= rows; from += CHUNK) {
-    const to = Math.min(rows, from + CHUNK - 1);
-    const started = Date.now();
-    await client.query(
-      `INSERT INTO ${JOBS} (job_type, status, data, attempts, run_token, completed_at,
-                            created_at, updated_at, run_at)
-       SELECT 'type.' || (g % 4), s.status, jsonb_build_object('i', g),
-              CASE WHEN s.status = 'pending' THEN 0 ELSE 1 END,
-              CASE WHEN s.status = 'pending' THEN 0 ELSE 1 END,
-              CASE WHEN s.status = 'pending' THEN NULL ELSE s.at END, s.at, s.at, s.at
-       FROM generate_series($1::bigint, $2::bigint) AS g
-       CROSS JOIN LATERAL (
-         SELECT CASE WHEN g >= $3 THEN 'pending' WHEN g % 100 = 1 THEN 'failed'
-                     WHEN g % 100 = 2 THEN 'cancelled' ELSE 'completed' END AS status,
-                now() - ($4::bigint - g) * interval '1 second' AS at
-       ) AS s`,
-      [from, to, pendingFrom, rows],
-    );
-    console.log(
-      `  rows ${from.toLocaleString('en')}–${to.toLocaleString('en')} in ${Date.now() - started} ms`,
-    );
-  }
-  const started = Date.now();
-  await client.query(`VACUUM ANALYZE ${JOBS}`);
-  console.log(`  VACUUM ANALYZE in ${Date.now() - started} ms`);
-}
+const FILL = `INSERT INTO ${JOBS} (job_type, status, data, attempts, run_token, completed_at,
+                        created_at, updated_at, run_at)
+   SELECT 'type.' || (g % 4), s.status, jsonb_build_object('i', g),
+          CASE WHEN s.status = 'pending' THEN 0 ELSE 1 END,
+          CASE WHEN s.status = 'pending' THEN 0 ELSE 1 END,
+          CASE WHEN s.status = 'pending' THEN NULL ELSE s.at END, s.at, s.at, s.at
+   FROM generate_series($1::bigint, $2::bigint) AS g
+   CROSS JOIN LATERAL (
+     SELECT CASE WHEN g >= $3 THEN 'pending' WHEN g % 100 = 1 THEN 'failed'
+                 WHEN g % 100 = 2 THEN 'cancelled' ELSE 'completed' END AS status,
+            now() - ($4::bigint - g) * interval '1 second' AS at
+   ) AS s`;
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
 const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(2));
 const summary = (times: number[]) =>
   `p50 ${fmt(percentile(times, 50))} ms, p95 ${fmt(percentile(times, 95))} ms, max ${fmt(
@@ -233,14 +199,7 @@ async function main(): Promise<void> {
   // Not jqbench_*: the bench drops those it takes for leftovers of a killed run.
   const database = `jqstats_${args.rows}`;
   const url = urlOf(database);
-  const exists = await withClient(urlOf('postgres'), async (admin) => {
-    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-      database,
-    ]);
-    if (rowCount && !args.reuse) await admin.query(`DROP DATABASE ${database} WITH (FORCE)`);
-    if (!rowCount || !args.reuse) await admin.query(`CREATE DATABASE ${database}`);
-    return Boolean(rowCount) && args.reuse;
-  });
+  await openBenchDatabase(database, args.reuse);
 
   @Module({
     imports: [
@@ -274,15 +233,8 @@ async function main(): Promise<void> {
   });
   try {
     const queue = producer.get(QueueService);
-    const count = Number((await client.query(`SELECT count(*) AS n FROM ${JOBS}`)).rows[0].n);
-    if (!exists || count < args.rows) {
-      if (count !== 0) await client.query(`TRUNCATE ${JOBS}`);
-      console.log(`filling ${database} with ${args.rows.toLocaleString('en')} jobs`);
-      await fill(client, args.rows);
-    }
-    const size = (
-      await client.query(`SELECT pg_size_pretty(pg_total_relation_size('${JOBS}')) AS size`)
-    ).rows[0].size;
+    await fillJobs(client, { database, rows: args.rows, exact: false, insert: FILL });
+    const size = await jobsTableSize(client);
     const lines: string[] = [
       `stats() on ${args.rows.toLocaleString('en')} jobs (${size}); load average at start ` +
         loadavg()
@@ -331,9 +283,7 @@ async function main(): Promise<void> {
     await worker.close();
     await client.end().catch(() => undefined);
     if (!args.keep) {
-      await withClient(urlOf('postgres'), (admin) =>
-        admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
-      );
+      await dropBenchDatabase(database);
     }
   }
 }
