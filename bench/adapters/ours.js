@@ -158,10 +158,10 @@ function classify(text) {
   return sql.slice(0, 40);
 }
 
-const variant = (name, concurrency, summary, skip = []) => ({
+const variant = (name, worker, summary, skip = []) => ({
   name,
   summary,
-  moduleOptions: { worker: { concurrency } },
+  moduleOptions: { worker },
   skip,
 });
 
@@ -171,12 +171,29 @@ const SAME_PRODUCER = ['enqueue', 'bulk'];
 
 module.exports = {
   variants: [
-    variant('ours', 50, 'JobQueueModule, worker concurrency 50 (batchSize = concurrency)'),
-    variant('ours-c10', 10, 'JobQueueModule with default options (concurrency 10)', SAME_PRODUCER),
-    variant('ours-c200', 200, 'JobQueueModule, worker concurrency 200 (batchSize = concurrency)', [
-      ...SAME_PRODUCER,
-      'latency',
-    ]),
+    variant(
+      'ours',
+      { concurrency: 50 },
+      'JobQueueModule, worker concurrency 50 (batchSize = concurrency)',
+    ),
+    variant(
+      'ours-c10',
+      { concurrency: 10 },
+      'JobQueueModule with default options (concurrency 10)',
+      SAME_PRODUCER,
+    ),
+    variant(
+      'ours-c200',
+      { concurrency: 200 },
+      'JobQueueModule, worker concurrency 200 (batchSize = concurrency)',
+      [...SAME_PRODUCER, 'latency'],
+    ),
+    variant(
+      'ours-prefetch',
+      { concurrency: 50, prefetch: 200 },
+      'JobQueueModule, worker concurrency 50 and prefetch 200 (claims up to 200 ahead)',
+      SAME_PRODUCER,
+    ),
   ],
 
   async prepare(db) {

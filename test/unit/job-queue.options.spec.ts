@@ -25,6 +25,7 @@ describe('resolveJobQueueOptions', () => {
       worker: {
         concurrency: 10,
         batchSize: 10,
+        prefetch: 0,
         pollIntervalMs: 1_000,
         jobTypes: undefined,
         listen: true,
@@ -61,7 +62,13 @@ describe('resolveJobQueueOptions', () => {
     const resolved = resolveJobQueueOptions({
       dataSource: 'jobsdb',
       workerId: 'worker-1',
-      worker: { concurrency: 4, jobTypes: ['a', 'b'], listen: false, autoStart: false },
+      worker: {
+        concurrency: 4,
+        prefetch: 20,
+        jobTypes: ['a', 'b'],
+        listen: false,
+        autoStart: false,
+      },
       staleAfterMs: 3_000,
       backoff: { baseDelayMs: 50 },
       isGlobal: true,
@@ -72,6 +79,7 @@ describe('resolveJobQueueOptions', () => {
       worker: {
         concurrency: 4,
         batchSize: 4,
+        prefetch: 20,
         jobTypes: ['a', 'b'],
         listen: false,
         autoStart: false,
@@ -134,6 +142,8 @@ describe('resolveJobQueueOptions', () => {
     ],
     ['worker.concurrency 1.5', { worker: { concurrency: 1.5 } }, 'worker.concurrency', '1.5'],
     ['worker.batchSize 0', { worker: { batchSize: 0 } }, 'worker.batchSize', ': 0.'],
+    ['worker.prefetch -1', { worker: { prefetch: -1 } }, 'worker.prefetch', ': -1.'],
+    ['worker.prefetch 10001', { worker: { prefetch: 10_001 } }, 'worker.prefetch', ': 10001.'],
     ['worker.pollIntervalMs 0', { worker: { pollIntervalMs: 0 } }, 'worker.pollIntervalMs', ': 0.'],
     ['worker.jobTypes []', { worker: { jobTypes: [] } }, 'worker.jobTypes', '[]'],
     [
@@ -214,7 +224,7 @@ describe('resolveJobQueueOptions', () => {
       /Known options: dataSource, schema, workerId, worker,/,
     );
     expect(resolveError({ worker: { concurency: 2 } }).message).toContain(
-      'Known options: concurrency, batchSize, pollIntervalMs, jobTypes, listen, autoStart.',
+      'Known options: concurrency, batchSize, prefetch, pollIntervalMs, jobTypes, listen, autoStart.',
     );
   });
 

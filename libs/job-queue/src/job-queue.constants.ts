@@ -26,6 +26,8 @@ export const JOB_QUEUE_SCHEDULER = Symbol('JOB_QUEUE_SCHEDULER');
 export const DEFAULT_PRIORITY = 100;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_CONCURRENCY = 10;
+/** Most jobs a worker may hold ahead of free slots (`worker.prefetch`). */
+export const MAX_PREFETCH = 10_000;
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_STALE_AFTER_MS = 60_000;
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;

@@ -26,6 +26,7 @@ import { JobListener } from './worker/job-listener';
 import { JobPoller } from './worker/job-poller';
 import { JobWorker } from './worker/job-worker';
 import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
+import { PrefetchedJobs } from './worker/prefetched-jobs';
 import { RunningJobs } from './worker/running-jobs';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
@@ -38,6 +39,7 @@ const coreProviders = [
   JobHandlerExplorer,
   JobHandlerRegistry,
   RunningJobs,
+  PrefetchedJobs,
   JobCompleter,
   JobExecutor,
   JobPoller,

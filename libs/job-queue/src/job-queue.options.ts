@@ -5,6 +5,7 @@ import {
   DEFAULT_BACKOFF_JITTER,
   DEFAULT_BACKOFF_MAX_MS,
   DEFAULT_CONCURRENCY,
+  MAX_PREFETCH,
   DEFAULT_DATABASE_TIMEOUT_MS,
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_MAX_ATTEMPTS,
@@ -44,6 +45,8 @@ export interface ResolvedBackoff {
 export interface ResolvedWorkerOptions {
   concurrency: number;
   batchSize: number;
+  /** Jobs claimed ahead of free slots and held here (see `JobQueueWorkerOptions.prefetch`). */
+  prefetch: number;
   pollIntervalMs: number;
   /** `undefined`: the types of the discovered handlers. */
   jobTypes: string[] | undefined;
@@ -104,6 +107,7 @@ const MODULE_KEYS = [
 const WORKER_KEYS = [
   'concurrency',
   'batchSize',
+  'prefetch',
   'pollIntervalMs',
   'jobTypes',
   'listen',
@@ -225,6 +229,7 @@ function resolveWorker(value: unknown): ResolvedWorkerOptions | false {
   rejectUnknownKeys(worker, WORKER_KEYS, 'worker.');
   const concurrency = intOption('worker.concurrency', worker.concurrency, DEFAULT_CONCURRENCY, 1);
   const batchSize = intOption('worker.batchSize', worker.batchSize, concurrency, 1);
+  const prefetch = intOption('worker.prefetch', worker.prefetch, 0, 0, MAX_PREFETCH);
   const pollIntervalMs = intOption(
     'worker.pollIntervalMs',
     worker.pollIntervalMs,
@@ -242,7 +247,7 @@ function resolveWorker(value: unknown): ResolvedWorkerOptions | false {
   }
   const listen = booleanOption('worker.listen', worker.listen, true);
   const autoStart = booleanOption('worker.autoStart', worker.autoStart, true);
-  return { concurrency, batchSize, pollIntervalMs, jobTypes, listen, autoStart };
+  return { concurrency, batchSize, prefetch, pollIntervalMs, jobTypes, listen, autoStart };
 }
 
 /**

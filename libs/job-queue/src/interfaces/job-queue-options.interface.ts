@@ -7,6 +7,14 @@ export interface JobQueueWorkerOptions {
   concurrency?: number;
   /** Most jobs claimed in one round trip (never more than the free slots). Default: `concurrency`. */
   batchSize?: number;
+  /**
+   * Jobs claimed ahead of free slots, held in this process until a slot frees (like
+   * graphile-worker's local queue): a busy worker of short jobs claims in bigger, fewer round
+   * trips. A held job is already leased to this worker (status `running`, `startedAt` its claim
+   * time), no other node can take it, and it runs after the jobs ahead of it here; cancel drops
+   * it, shutdown hands it back. Default: 0 (claim only for free slots). At most 10,000.
+   */
+  prefetch?: number;
   /** How often an idle worker polls; `LISTEN` wakes it sooner. Default: 1000. */
   pollIntervalMs?: number;
   /** Claim only these types. Default: every type this process has a `@JobHandler` for. */

@@ -11,13 +11,15 @@ import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
 import { JobCompleter } from './job-completer';
+import { runKey } from './running-job';
+import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';
 import { ScheduledTask } from './scheduled-task';
 
 /**
  * Renews the lease of every run this worker holds, one statement per `heartbeatIntervalMs`, and
  * aborts the handlers of runs that no longer hold their job (cancelled, retried, or taken back by
- * the reaper).
+ * the reaper); a prefetched job that no longer holds its job is dropped before it starts.
  */
 @Injectable()
 export class JobHeartbeat {
@@ -29,6 +31,7 @@ export class JobHeartbeat {
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
     private readonly completer: JobCompleter,
+    private readonly prefetched: PrefetchedJobs,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
   ) {
     this.task = new ScheduledTask(
@@ -60,11 +63,19 @@ export class JobHeartbeat {
    */
   async beatOnce(): Promise<number> {
     const entries = this.running.all();
-    const runs = [...this.running.runs(), ...this.completer.pendingRuns()];
+    const prefetched = this.prefetched.runs();
+    const runs = [...this.running.runs(), ...this.completer.pendingRuns(), ...prefetched];
     if (runs.length === 0) return 0;
     const held = new Set(
       await heartbeatJobs(this.dataSource, this.options.schema, this.options.workerId, runs),
     );
+    // A prefetched job whose lease is gone (cancelled, taken back) must not start.
+    const lost = prefetched.filter((run) => !held.has(runKey(run.id, run.token)));
+    for (const id of this.prefetched.dropRuns(lost)) {
+      this.logger.debug(
+        `Prefetched job ${id} is no longer this worker's: dropped before it started`,
+      );
+    }
     let aborted = 0;
     for (const entry of entries) {
       // A run that settled meanwhile may have finished its job: only those still going count.

@@ -7,6 +7,7 @@ import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
+import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';
 
 // LISTEN takes an identifier, not a parameter; the channels are made from the validated schema
@@ -53,6 +54,7 @@ export class JobListener {
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
+    private readonly prefetched: PrefetchedJobs,
   ) {
     this.schema = queueSchema(options.schema);
   }
@@ -95,13 +97,16 @@ export class JobListener {
     }
   }
 
-  /** `<id>:<run token>` of a cancelled run: aborts it if it runs here. */
+  /** `<id>:<run token>` of a cancelled run: aborts it if it runs here, drops it if prefetched. */
   private cancelled(payload: string | undefined): void {
     const separator = payload?.lastIndexOf(':') ?? -1;
     if (!payload || separator < 1) return;
     const id = payload.slice(0, separator);
-    const run = this.running.get(id, Number(payload.slice(separator + 1)));
-    run?.abort(new JobCancelledError(id));
+    const token = Number(payload.slice(separator + 1));
+    this.running.get(id, token)?.abort(new JobCancelledError(id));
+    if (this.prefetched.dropRuns([{ id, token }]).length > 0) {
+      this.logger.debug(`Prefetched job ${id} was cancelled: dropped before it started`);
+    }
   }
 
   private lost(error?: Error): void {

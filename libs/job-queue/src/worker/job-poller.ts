@@ -12,6 +12,7 @@ import { withQueryRunner } from '../sql/with-query-runner';
 import { claimAndStartJobs, ClaimTypes } from '../sql/claim-job-batch.query';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
+import { PrefetchedJobs } from './prefetched-jobs';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
@@ -25,6 +26,10 @@ type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
  * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
  * in the queue's SchedulerRegistry), by LISTEN, and by a freed slot after a claim that found more
  * work than it could take; polls never overlap (a wake during a poll runs one more poll after it).
+ *
+ * With `worker.prefetch`, a claim also takes up to that many jobs more than the free slots; they
+ * wait in `PrefetchedJobs` and start, in claim order, as slots free; the next claim goes out
+ * once half of them have started.
  *
  * One claim per poll, across every type in one priority order (priority DESC, created_at, id):
  * a type at its own `concurrency` limit is left out of that claim (it neither jumps the queue nor
@@ -63,6 +68,7 @@ export class JobPoller {
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly registry: JobHandlerRegistry,
     private readonly running: RunningJobs,
+    private readonly prefetched: PrefetchedJobs,
     private readonly executor: JobExecutor,
     @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
   ) {}
@@ -89,6 +95,9 @@ export class JobPoller {
     };
     this.stopped = false;
     this.executor.onSlotFreed = (jobType) => {
+      if (this.stopped) return;
+      this.startPrefetched();
+      if (this.prefetched.size > this.worker.prefetch / 2) return;
       if (this.saturated || this.typesAtLimit.has(jobType)) this.wake();
     };
     this.interval ??= new ScheduledTask(
@@ -112,6 +121,8 @@ export class JobPoller {
     this.notifyTimer = undefined;
     await this.interval?.stop();
     await this.polling;
+    // Not started, and never will be: the worker hands them back with the rest it holds.
+    this.prefetched.clear();
   }
 
   /**
@@ -216,7 +227,8 @@ export class JobPoller {
     const caps = this.jobTypes.map((jobType, i) => {
       const typeLimit = this.typeLimits[i];
       if (typeLimit === undefined) return null;
-      const free = Math.max(0, typeLimit - this.running.countOf(jobType));
+      const held = this.running.countOf(jobType) + this.prefetched.countOf(jobType);
+      const free = Math.max(0, typeLimit - held);
       if (free === 0) this.typesAtLimit.add(jobType);
       return free;
     });
@@ -233,12 +245,26 @@ export class JobPoller {
         limit,
       ),
     );
-    for (const job of jobs) this.executor.start(job);
+    // Best first: what has waited here longest starts first, then the new jobs in claim order.
+    for (const job of jobs) this.prefetched.push(job);
+    this.startPrefetched();
     this.saturated = jobs.length === limit;
     return jobs.length;
   }
 
+  /** Starts prefetched jobs into the free slots, those held longest first. */
+  private startPrefetched(): void {
+    while (this.running.size < this.worker.concurrency) {
+      const job = this.prefetched.shift();
+      if (!job) return;
+      this.executor.start(job);
+    }
+  }
+
+  /** Jobs the next claim may take: the free slots (at most `batchSize`) plus prefetch room. */
   private freeSlots(): number {
-    return Math.min(this.worker.concurrency - this.running.size, this.worker.batchSize);
+    const { concurrency, batchSize, prefetch } = this.worker;
+    const held = this.running.size + this.prefetched.size;
+    return Math.min(concurrency + prefetch - held, batchSize + prefetch);
   }
 }

@@ -1,0 +1,232 @@
+import { JobStatus } from 'nest-pg-job-queue';
+import { CapturingLogger } from '../support/capturing-logger';
+import { waitFor } from '../support/wait-for';
+import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import {
+  ConcurrencyHandlers,
+  FREE_JOB,
+  LIMITED_CONCURRENCY,
+  LIMITED_JOB,
+} from '../fixtures/concurrency.handlers';
+
+interface HeldRow {
+  id: string;
+  status: string;
+  attempts: number;
+  heartbeat_at: Date | null;
+  claimed_at: Date | null;
+}
+
+/**
+ * `worker.prefetch`: a worker claims that many jobs beyond its free slots and holds them until a
+ * slot frees. Held jobs are leased to it (running, renewed by the heartbeat), never run beyond
+ * `concurrency` or a type's own limit, are dropped when cancelled, and go back to the queue,
+ * their attempt given back, when the worker stops.
+ */
+describe('worker: prefetch', () => {
+  let producer: WorkerApp;
+  let worker: WorkerApp | undefined;
+  let handlers: ConcurrencyHandlers | undefined;
+
+  const file = useWorkerTestFile({
+    beforeClose: async () => {
+      handlers?.gate.open();
+      await worker?.close();
+    },
+  });
+
+  beforeAll(async () => {
+    producer = await file.start({ queueOptions: { worker: false } });
+  });
+
+  afterEach(async () => {
+    handlers?.gate.open();
+    await worker?.close();
+    worker = undefined;
+    handlers = undefined;
+    await producer.dataSource.query(`DELETE FROM job_queue.jobs`);
+  });
+
+  async function enqueue(type: string, count: number, priority?: number): Promise<string[]> {
+    const jobs = await producer.queue.enqueueMany(
+      Array.from({ length: count }, (_, i) => ({ type, data: { i }, priority })),
+    );
+    return jobs.map((job) => job.id);
+  }
+
+  /** The jobs the worker holds in the database (claimed or running), by id. */
+  async function held(workerId: string): Promise<HeldRow[]> {
+    return producer.dataSource.query(
+      `SELECT id::text AS id, status, attempts, heartbeat_at, claimed_at FROM job_queue.jobs
+       WHERE worker_id = $1 AND status IN ('claimed', 'running') ORDER BY id`,
+      [workerId],
+    );
+  }
+
+  it('holds up to prefetch jobs beyond its slots, runs at most concurrency at once, each job once', async () => {
+    const ids = await enqueue(FREE_JOB, 40);
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: { worker: { concurrency: 3, prefetch: 10, pollIntervalMs: 20 } },
+      providers: [ConcurrencyHandlers],
+    });
+    const probe = worker.app.get(ConcurrencyHandlers);
+    handlers = probe;
+    const workerId = worker.workerId;
+
+    await waitFor(async () => (await held(workerId)).length === 13, {
+      description: '3 running and 10 prefetched jobs held by the worker',
+    });
+    expect(probe.inFlight.total).toBe(3);
+
+    probe.gate.open();
+    await waitFor(() => probe.completed.length === 40, { description: 'every job to run' });
+    expect(new Set(probe.started)).toEqual(new Set(ids));
+    expect(probe.started).toHaveLength(40);
+    expect(probe.maxInFlight.total).toBe(3);
+    await waitFor(
+      async () => (await producer.queue.stats({ maxAgeMs: 0 }))[FREE_JOB]?.completed === 40,
+      { description: 'every job to be completed' },
+    );
+  });
+
+  it("counts a type's prefetched jobs against its own limit", async () => {
+    // Every slot full (the gate shut), one limited job running: the limited type has one free
+    // slot of its own, so the next claim may take one more of it, to wait here, and no claim
+    // after that may take another, however many rank first.
+    const workerOptions = { concurrency: 3, prefetch: 10, pollIntervalMs: 20 };
+    const [firstLimited] = await enqueue(LIMITED_JOB, 1, 200);
+    await enqueue(FREE_JOB, 2);
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: { worker: workerOptions },
+      providers: [ConcurrencyHandlers],
+    });
+    const probe = worker.app.get(ConcurrencyHandlers);
+    handlers = probe;
+    const workerId = worker.workerId;
+    await waitFor(() => probe.inFlight.total === 3, { description: 'every slot to be taken' });
+    expect(probe.started).toContain(firstLimited);
+
+    const waiting = await enqueue(LIMITED_JOB, 5, 200);
+    const heldLimited = async () =>
+      (await held(workerId)).filter((row) => waiting.includes(row.id)).length;
+    await waitFor(async () => (await heldLimited()) === 1, {
+      description: 'a second limited job to be prefetched',
+    });
+    // A job enqueued after them is claimed by a later poll, which must leave the rest alone.
+    const [marker] = await enqueue(FREE_JOB, 1);
+    await waitFor(async () => (await held(workerId)).some((row) => row.id === marker), {
+      description: 'a later claim to take the job enqueued last',
+    });
+    expect(await heldLimited()).toBe(1);
+
+    probe.gate.open();
+    await waitFor(() => probe.completed.length === 9, { description: 'every job to run' });
+    expect(probe.maxInFlight[LIMITED_JOB]).toBe(LIMITED_CONCURRENCY);
+    expect(probe.maxInFlight.total).toBe(3);
+  });
+
+  it('hands prefetched jobs back on shutdown, their attempt given back, without running them', async () => {
+    const ids = await enqueue(FREE_JOB, 10);
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: {
+        worker: { concurrency: 2, prefetch: 5, pollIntervalMs: 20 },
+        shutdownTimeoutMs: 100,
+      },
+      providers: [ConcurrencyHandlers],
+    });
+    const probe = worker.app.get(ConcurrencyHandlers);
+    handlers = probe;
+    const workerId = worker.workerId;
+    await waitFor(async () => (await held(workerId)).length === 7, {
+      description: '2 running and 5 prefetched jobs held by the worker',
+    });
+
+    await worker.close(); // the gate stays shut: the 2 running are aborted after 100 ms
+    expect(probe.started).toHaveLength(2);
+    const rows: Array<{ status: string; attempts: number }> = await producer.dataSource.query(
+      `SELECT status, attempts FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
+      [ids],
+    );
+    expect(rows).toHaveLength(10);
+    expect(rows.every((row) => row.status === JobStatus.Pending && row.attempts === 0)).toBe(true);
+  });
+
+  it.each([
+    // Heartbeat at its default (10 s): only the NOTIFY can drop it in time.
+    ['by its NOTIFY', { listen: true }, {}, /Prefetched job (\d+) was cancelled/],
+    [
+      'by the heartbeat (LISTEN off)',
+      { listen: false },
+      { heartbeatIntervalMs: 50 },
+      /Prefetched job (\d+) is no longer this worker's/,
+    ],
+  ])(
+    'drops a cancelled prefetched job %s: it never runs',
+    async (_how, workerOptions, options, dropped) => {
+      const ids = await enqueue(FREE_JOB, 4);
+      const logger = new CapturingLogger();
+      worker = await startWorkerApp({
+        url: file.url,
+        queueOptions: {
+          worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20, ...workerOptions },
+          ...options,
+        },
+        providers: [ConcurrencyHandlers],
+        logger,
+      });
+      const probe = worker.app.get(ConcurrencyHandlers);
+      handlers = probe;
+      const workerId = worker.workerId;
+      await waitFor(async () => (await held(workerId)).length === 4, {
+        description: 'the worker to hold all 4 jobs',
+      });
+      const victim = ids.find((id) => !probe.started.includes(id))!;
+      await producer.queue.cancel(victim);
+      await waitFor(() => logger.matching(dropped).length > 0, {
+        description: 'the worker to drop the cancelled job',
+      });
+      expect(dropped.exec(logger.matching(dropped)[0].message)![1]).toBe(victim);
+
+      probe.gate.open();
+      await waitFor(() => probe.completed.length === 3, { description: 'the 3 other jobs to run' });
+      expect(probe.started).not.toContain(victim);
+      expect((await producer.queue.getJob(victim)).status).toBe(JobStatus.Cancelled);
+    },
+  );
+
+  it('renews the lease of prefetched jobs: held past staleAfterMs, none is taken back', async () => {
+    const ids = await enqueue(FREE_JOB, 3);
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: {
+        worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20 },
+        staleAfterMs: 300,
+        heartbeatIntervalMs: 50,
+        reaperIntervalMs: 50,
+      },
+      providers: [ConcurrencyHandlers],
+    });
+    const probe = worker.app.get(ConcurrencyHandlers);
+    handlers = probe;
+    const workerId = worker.workerId;
+    await waitFor(async () => (await held(workerId)).length === 3, {
+      description: 'the worker to hold all 3 jobs',
+    });
+    // Held for more than twice staleAfterMs, with the reaper looking every 50 ms.
+    await waitFor(
+      async () =>
+        (await held(workerId)).every(
+          (row) => row.heartbeat_at!.getTime() - row.claimed_at!.getTime() > 600,
+        ),
+      { description: 'leases renewed past twice staleAfterMs' },
+    );
+    expect(await held(workerId)).toHaveLength(3);
+
+    probe.gate.open();
+    await waitFor(() => probe.completed.length === 3, { description: 'every job to run' });
+    expect([...probe.started].sort()).toEqual([...ids].sort());
+  });
+});
