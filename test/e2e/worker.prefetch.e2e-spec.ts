@@ -1,4 +1,4 @@
-import { JobStatus } from 'nest-pg-job-queue';
+import { JobStatus, JobWorker } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
 import { waitFor } from '../support/wait-for';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
@@ -152,6 +152,40 @@ describe('worker: prefetch', () => {
     );
     expect(rows).toHaveLength(10);
     expect(rows.every((row) => row.status === JobStatus.Pending && row.attempts === 0)).toBe(true);
+  });
+
+  it('starts clean after stop() and start(): nothing held before the stop runs from memory', async () => {
+    const ids = await enqueue(FREE_JOB, 4);
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: {
+        worker: { concurrency: 1, prefetch: 3, pollIntervalMs: 20 },
+        shutdownTimeoutMs: 100,
+      },
+      providers: [ConcurrencyHandlers],
+    });
+    const probe = worker.app.get(ConcurrencyHandlers);
+    handlers = probe;
+    const workerId = worker.workerId;
+    await waitFor(async () => (await held(workerId)).length === 4, {
+      description: 'the worker to hold all 4 jobs',
+    });
+    const [aborted] = probe.started;
+
+    const jobWorker = worker.app.get(JobWorker);
+    await jobWorker.stop(); // the running job is aborted, all 4 are handed back
+    expect((await held(workerId)).length).toBe(0);
+    probe.gate.open();
+    await jobWorker.start();
+    await waitFor(
+      async () =>
+        (await Promise.all(ids.map((id) => producer.queue.getJob(id)))).every(
+          (job) => job.status === JobStatus.Completed,
+        ),
+      { description: 'every job to be completed' },
+    );
+    // The 3 that waited in memory ran once each, claimed anew; only the aborted one ran twice.
+    expect([...probe.started].sort()).toEqual([...ids, aborted].sort());
   });
 
   it.each([
