@@ -1,4 +1,4 @@
-import { JobStatus, JobWorker } from 'nest-pg-job-queue';
+import { JobQueueModuleOptions, JobStatus, JobWorker } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
 import { waitFor } from '../support/wait-for';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
@@ -63,20 +63,35 @@ describe('worker: prefetch', () => {
     );
   }
 
+  /** Boots a worker app with ConcurrencyHandlers (gate shut): its handlers and worker id. */
+  async function startPrefetching(
+    queueOptions: JobQueueModuleOptions,
+    logger?: CapturingLogger,
+  ): Promise<{ app: WorkerApp; probe: ConcurrencyHandlers; workerId: string }> {
+    const app = await startWorkerApp({
+      url: file.url,
+      queueOptions,
+      providers: [ConcurrencyHandlers],
+      logger,
+    });
+    worker = app;
+    const probe = app.app.get(ConcurrencyHandlers);
+    handlers = probe;
+    return { app, probe, workerId: app.workerId };
+  }
+
+  /** Waits until the worker holds `count` jobs in the database (running or prefetched). */
+  async function untilHeld(workerId: string, count: number, description: string): Promise<void> {
+    await waitFor(async () => (await held(workerId)).length === count, { description });
+  }
+
   it('holds up to prefetch jobs beyond its slots, runs at most concurrency at once, each job once', async () => {
     const ids = await enqueue(FREE_JOB, 40);
-    worker = await startWorkerApp({
-      url: file.url,
-      queueOptions: { worker: { concurrency: 3, prefetch: 10, pollIntervalMs: 20 } },
-      providers: [ConcurrencyHandlers],
+    const { probe, workerId } = await startPrefetching({
+      worker: { concurrency: 3, prefetch: 10, pollIntervalMs: 20 },
     });
-    const probe = worker.app.get(ConcurrencyHandlers);
-    handlers = probe;
-    const workerId = worker.workerId;
 
-    await waitFor(async () => (await held(workerId)).length === 13, {
-      description: '3 running and 10 prefetched jobs held by the worker',
-    });
+    await untilHeld(workerId, 13, '3 running and 10 prefetched jobs held by the worker');
     expect(probe.inFlight.total).toBe(3);
 
     probe.gate.open();
@@ -97,14 +112,7 @@ describe('worker: prefetch', () => {
     const workerOptions = { concurrency: 3, prefetch: 10, pollIntervalMs: 20 };
     const [firstLimited] = await enqueue(LIMITED_JOB, 1, 200);
     await enqueue(FREE_JOB, 2);
-    worker = await startWorkerApp({
-      url: file.url,
-      queueOptions: { worker: workerOptions },
-      providers: [ConcurrencyHandlers],
-    });
-    const probe = worker.app.get(ConcurrencyHandlers);
-    handlers = probe;
-    const workerId = worker.workerId;
+    const { probe, workerId } = await startPrefetching({ worker: workerOptions });
     await waitFor(() => probe.inFlight.total === 3, { description: 'every slot to be taken' });
     expect(probe.started).toContain(firstLimited);
 
@@ -129,22 +137,13 @@ describe('worker: prefetch', () => {
 
   it('hands prefetched jobs back on shutdown, their attempt given back, without running them', async () => {
     const ids = await enqueue(FREE_JOB, 10);
-    worker = await startWorkerApp({
-      url: file.url,
-      queueOptions: {
-        worker: { concurrency: 2, prefetch: 5, pollIntervalMs: 20 },
-        shutdownTimeoutMs: 100,
-      },
-      providers: [ConcurrencyHandlers],
+    const { app, probe, workerId } = await startPrefetching({
+      worker: { concurrency: 2, prefetch: 5, pollIntervalMs: 20 },
+      shutdownTimeoutMs: 100,
     });
-    const probe = worker.app.get(ConcurrencyHandlers);
-    handlers = probe;
-    const workerId = worker.workerId;
-    await waitFor(async () => (await held(workerId)).length === 7, {
-      description: '2 running and 5 prefetched jobs held by the worker',
-    });
+    await untilHeld(workerId, 7, '2 running and 5 prefetched jobs held by the worker');
 
-    await worker.close(); // the gate stays shut: the 2 running are aborted after 100 ms
+    await app.close(); // the gate stays shut: the 2 running are aborted after 100 ms
     expect(probe.started).toHaveLength(2);
     const rows: Array<{ status: string; attempts: number }> = await producer.dataSource.query(
       `SELECT status, attempts FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
@@ -156,23 +155,14 @@ describe('worker: prefetch', () => {
 
   it('starts clean after stop() and start(): nothing held before the stop runs from memory', async () => {
     const ids = await enqueue(FREE_JOB, 4);
-    worker = await startWorkerApp({
-      url: file.url,
-      queueOptions: {
-        worker: { concurrency: 1, prefetch: 3, pollIntervalMs: 20 },
-        shutdownTimeoutMs: 100,
-      },
-      providers: [ConcurrencyHandlers],
+    const { app, probe, workerId } = await startPrefetching({
+      worker: { concurrency: 1, prefetch: 3, pollIntervalMs: 20 },
+      shutdownTimeoutMs: 100,
     });
-    const probe = worker.app.get(ConcurrencyHandlers);
-    handlers = probe;
-    const workerId = worker.workerId;
-    await waitFor(async () => (await held(workerId)).length === 4, {
-      description: 'the worker to hold all 4 jobs',
-    });
+    await untilHeld(workerId, 4, 'the worker to hold all 4 jobs');
     const [aborted] = probe.started;
 
-    const jobWorker = worker.app.get(JobWorker);
+    const jobWorker = app.app.get(JobWorker);
     await jobWorker.stop(); // the running job is aborted, all 4 are handed back
     expect((await held(workerId)).length).toBe(0);
     probe.gate.open();
@@ -202,21 +192,14 @@ describe('worker: prefetch', () => {
     async (_how, workerOptions, options, dropped) => {
       const ids = await enqueue(FREE_JOB, 4);
       const logger = new CapturingLogger();
-      worker = await startWorkerApp({
-        url: file.url,
-        queueOptions: {
+      const { probe, workerId } = await startPrefetching(
+        {
           worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20, ...workerOptions },
           ...options,
         },
-        providers: [ConcurrencyHandlers],
         logger,
-      });
-      const probe = worker.app.get(ConcurrencyHandlers);
-      handlers = probe;
-      const workerId = worker.workerId;
-      await waitFor(async () => (await held(workerId)).length === 4, {
-        description: 'the worker to hold all 4 jobs',
-      });
+      );
+      await untilHeld(workerId, 4, 'the worker to hold all 4 jobs');
       const victim = ids.find((id) => !probe.started.includes(id))!;
       await producer.queue.cancel(victim);
       await waitFor(() => logger.matching(dropped).length > 0, {
@@ -233,22 +216,13 @@ describe('worker: prefetch', () => {
 
   it('renews the lease of prefetched jobs: held past staleAfterMs, none is taken back', async () => {
     const ids = await enqueue(FREE_JOB, 3);
-    worker = await startWorkerApp({
-      url: file.url,
-      queueOptions: {
-        worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20 },
-        staleAfterMs: 300,
-        heartbeatIntervalMs: 50,
-        reaperIntervalMs: 50,
-      },
-      providers: [ConcurrencyHandlers],
+    const { probe, workerId } = await startPrefetching({
+      worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20 },
+      staleAfterMs: 300,
+      heartbeatIntervalMs: 50,
+      reaperIntervalMs: 50,
     });
-    const probe = worker.app.get(ConcurrencyHandlers);
-    handlers = probe;
-    const workerId = worker.workerId;
-    await waitFor(async () => (await held(workerId)).length === 3, {
-      description: 'the worker to hold all 3 jobs',
-    });
+    await untilHeld(workerId, 3, 'the worker to hold all 3 jobs');
     // Held for more than twice staleAfterMs, with the reaper looking every 50 ms.
     await waitFor(
       async () =>
