@@ -4,6 +4,7 @@ import { pruneJobsQueryV1 } from '../../libs/job-queue/src/migrations/1795939200
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { functionSettings } from '../support/json-plan';
 
 const FINISHED = 1_000_000;
 const UNFINISHED = 1_000;
@@ -89,13 +90,9 @@ describe('pruning: plan and cost with a million finished jobs', () => {
     await client.query(`VACUUM ANALYZE job_queue.jobs`);
     // As prune_jobs() runs it: with the settings the migrations gave the function (JIT off,
     // pg_catalog first, nested loops only), read from the installed function itself.
-    const { rows } = await client.query<{ name: string; value: string }>(
-      `SELECT split_part(setting, '=', 1) AS name, substr(setting, strpos(setting, '=') + 1) AS value
-       FROM pg_catalog.pg_proc p, unnest(p.proconfig) AS setting
-       WHERE p.proname = 'prune_jobs' AND p.pronamespace = 'job_queue'::regnamespace`,
-    );
-    expect(rows.map((row) => row.name)).toEqual(expect.arrayContaining(['jit', 'enable_hashjoin']));
-    for (const { name, value } of rows) {
+    const settings = await functionSettings(client, 'job_queue.prune_jobs');
+    expect(Object.keys(settings)).toEqual(expect.arrayContaining(['jit', 'enable_hashjoin']));
+    for (const [name, value] of Object.entries(settings)) {
       await client.query(`SELECT pg_catalog.set_config($1, $2, false)`, [name, value]);
     }
     await client.query(`PREPARE prune_plan AS ${pruneJobsQueryV1(queueSchema(DEFAULT_SCHEMA))}`);
