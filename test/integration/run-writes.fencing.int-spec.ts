@@ -108,12 +108,13 @@ describe('writes of a run are fenced by its token', () => {
   it('renews the lease of the current run only, and answers with the runs still held', async () => {
     const current = await heldJob(2);
     const cancelled = await heldJob(1, 'cancelled');
-    const held = await heartbeatJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [
+    const { held, paused } = await heartbeatJobs(app.dataSource, DEFAULT_SCHEMA, WORKER, [
       { id: current, token: 1 },
       { id: current, token: 2 },
       { id: cancelled, token: 1 },
     ]);
-    expect(held).toEqual([`${current}:2`]);
+    expect([...held]).toEqual([`${current}:2`]);
+    expect(paused.size).toBe(0);
     expect(await row(current)).toMatchObject({ renewed: true });
     expect(await row(cancelled)).toMatchObject({ renewed: false });
   });

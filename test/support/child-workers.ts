@@ -15,6 +15,15 @@ export const WORKER_ENV = {
   slowMs: 'WORKER_SLOW_MS',
   /** When set, the worker also has the `cron.tick` handler, on this cron expression. */
   cron: 'WORKER_CRON',
+  /** `worker.prefetch`. */
+  prefetch: 'WORKER_PREFETCH',
+  /** `worker.jobTypes`, comma-separated (default: every handler's type). */
+  jobTypes: 'WORKER_JOB_TYPES',
+  /**
+   * The `blocking` handler blocks the event loop (a synchronous wait) until this file exists:
+   * nothing else of the process runs meanwhile, timers and heartbeats included.
+   */
+  blockUntilFile: 'WORKER_BLOCK_UNTIL_FILE',
 } as const;
 
 /** The worker prints this followed by its id once it is claiming jobs. */
@@ -27,6 +36,7 @@ export const CREATE_JOB_RUNS_TABLE = `
     job_id     bigint NOT NULL,
     worker_id  varchar(255) NOT NULL,
     attempt    integer NOT NULL,
+    run_token  integer NOT NULL,
     started_at timestamptz NOT NULL DEFAULT clock_timestamp()
   )`;
 
@@ -63,6 +73,10 @@ export interface WorkerProcessConfig {
   slowMs?: number | 'until-aborted';
   /** A cron expression for the fixture's `cron.tick` handler; without it there is no such handler. */
   cron?: string;
+  prefetch?: number;
+  jobTypes?: string[];
+  /** See `WORKER_ENV.blockUntilFile`. */
+  blockUntilFile?: string;
 }
 
 export interface WorkerExit {
@@ -227,6 +241,9 @@ export class ChildWorkers {
       [WORKER_ENV.shutdownTimeoutMs, config.shutdownTimeoutMs],
       [WORKER_ENV.slowMs, config.slowMs],
       [WORKER_ENV.cron, config.cron],
+      [WORKER_ENV.prefetch, config.prefetch],
+      [WORKER_ENV.jobTypes, config.jobTypes?.join(',')],
+      [WORKER_ENV.blockUntilFile, config.blockUntilFile],
     ];
     for (const [name, value] of optional) {
       if (value === undefined) delete env[name];

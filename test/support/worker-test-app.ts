@@ -21,6 +21,8 @@ export interface WorkerAppOptions {
   logger?: LoggerService;
   /** The data source's TypeORM logger, e.g. a `QueryCounter` to count statements. */
   queryLogger?: TypeOrmLogger;
+  /** The data source's `poolSize` (default: pg's 10). */
+  poolSize?: number;
 }
 
 export interface WorkerApp {
@@ -48,12 +50,19 @@ export async function startWorkerApp({
   providers = [],
   logger,
   queryLogger,
+  poolSize,
 }: WorkerAppOptions): Promise<WorkerApp> {
   const workerId = queueOptions.workerId ?? `test-worker-${randomBytes(4).toString('hex')}`;
   const builder = Test.createTestingModule({
     imports: [
       // No connection retries: a broken setup fails the test at once instead of hanging it.
-      TypeOrmModule.forRoot({ type: 'postgres', url, retryAttempts: 0, logger: queryLogger }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url,
+        retryAttempts: 0,
+        logger: queryLogger,
+        poolSize,
+      }),
       JobQueueModule.forRoot({ ...queueOptions, workerId }),
     ],
     providers,

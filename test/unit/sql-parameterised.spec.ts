@@ -27,13 +27,17 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'LISTEN takes an identifier, and a function body a literal: the channel is the checked ' +
     'schema name plus a fixed suffix',
   '* schema.cancelledChannel':
-    'LISTEN/UNLISTEN take an identifier: the channel is the checked schema name plus a suffix',
+    'LISTEN takes an identifier: the channel is the checked schema name plus a suffix',
+  '* schema.pausedChannel':
+    'LISTEN takes an identifier: the channel is the checked schema name plus a suffix',
   'libs/job-queue/src/sql/claim-job-batch.query.ts columnsOfClaim().selectList':
     'a select list cannot be a parameter; it is the column names of job.entity.ts, never input',
   'libs/job-queue/src/sql/finish-jobs.query.ts STILL_OURS':
     'a constant WHERE clause shared by the two shapes of the outcome write; values are parameters',
   'libs/job-queue/src/sql/finish-jobs.query.ts SUPERSEDED':
     'a constant final SELECT shared by the two shapes of the outcome write; no values in it',
+  'libs/job-queue/src/sql/release-jobs.query.ts RELEASED_SET':
+    'a constant SET clause shared by the two hand-back statements; values are parameters',
   'libs/job-queue/src/sql/insert-jobs.query.ts onConflict':
     'the conflict clause or nothing, both constants of the same file; values are parameters',
   'libs/job-queue/src/migrations/1795939200000-CreateJobsTable.ts CREATED_SCHEMA_COMMENT':

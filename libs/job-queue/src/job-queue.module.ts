@@ -27,6 +27,7 @@ import { JobPoller } from './worker/job-poller';
 import { JobWorker } from './worker/job-worker';
 import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
 import { PrefetchedJobs } from './worker/prefetched-jobs';
+import { JobTypePauses } from './worker/job-type-pauses';
 import { RunningJobs } from './worker/running-jobs';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
@@ -40,6 +41,7 @@ const coreProviders = [
   JobHandlerRegistry,
   RunningJobs,
   PrefetchedJobs,
+  JobTypePauses,
   JobCompleter,
   JobExecutor,
   JobPoller,

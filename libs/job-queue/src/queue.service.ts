@@ -55,6 +55,7 @@ import { pruneInBatches } from './maintenance/prune-in-batches';
 import { StatsOptions } from './interfaces/stats-options.interface';
 import { JobStatsReader } from './stats/job-stats.reader';
 import { toJobQueueStats } from './stats/job-queue-stats.builder';
+import { JobTypePauses } from './worker/job-type-pauses';
 
 /** Counts of jobs by status, for one job type. @publicApi */
 export type JobStatusCounts = Record<JobStatus, number>;
@@ -87,6 +88,12 @@ const MAX_UNIQUE_KEY_ROUNDS = 5;
 @Injectable()
 export class QueueService {
   private statsReader: JobStatsReader | undefined;
+  /**
+   * This process's worker, told of a pause made here (see `pause`). Injected as a property so
+   * that the constructor stays the public one; unset when the service is constructed by hand
+   * (a script with a DataSource of its own has no worker to tell).
+   */
+  @Inject(JobTypePauses) private readonly pauses: JobTypePauses | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -243,14 +250,17 @@ export class QueueService {
 
   /**
    * Pauses a job type on every node: from the moment this resolves, no worker claims its jobs
-   * (a claim already under way may still take some). Its running jobs finish; its jobs wait, and
-   * can still be enqueued, cancelled or retried. Kept in the database (`job_types`), so it
+   * (a claim already under way may still take some), and this process's worker has handed back
+   * the jobs of the type it had claimed and not started (prefetched); other nodes hand theirs
+   * back when the notification reaches them, or at their next heartbeat with LISTEN off. Its
+   * running jobs finish; its jobs wait, and can still be enqueued, cancelled or retried. Kept in the database (`job_types`), so it
    * survives restarts and deploys. Pausing a paused type changes nothing; a type needs no
    * handler or jobs to be paused. `stats()` shows it.
    */
   async pause(jobType: string): Promise<void> {
     const type = checkJobType('type', jobType);
     await pauseJobType(this.db(), this.options.schema, type);
+    await this.pauses?.paused(type);
   }
 
   /**

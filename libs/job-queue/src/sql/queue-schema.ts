@@ -35,6 +35,8 @@ export class QueueSchema {
   readonly insertedChannel: string;
   /** What `cancel()` notifies, with `<job id>:<run token>`: `<schema>_job_cancelled`. */
   readonly cancelledChannel: string;
+  /** What `pause()` notifies, with the job type: `<schema>_job_type_paused`. */
+  readonly pausedChannel: string;
   /** The reaper's advisory lock key, a bigint as decimal text; see `reaperLockKey`. */
   readonly reaperLockKey: string;
   private readonly statements = new Map<StatementBuilder, string>();
@@ -52,6 +54,7 @@ export class QueueSchema {
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;
+    this.pausedChannel = `${name}_job_type_paused`;
     this.reaperLockKey = reaperLockKey(name);
   }
 

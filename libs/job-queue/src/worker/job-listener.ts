@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource, QueryRunner } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { QueueSchema, queueSchema } from '../sql/queue-schema';
+import { newDedicatedClient, PgClient } from '../sql/dedicated-connection';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { FailureBackoff } from './failure-backoff';
@@ -12,43 +13,40 @@ import { RunningJobs } from './running-jobs';
 
 // LISTEN takes an identifier, not a parameter; the channels are made from the validated schema
 // name (lowercase letters, digits, _), quoted all the same.
-const LISTEN_INSERTED = (schema: QueueSchema): string => `LISTEN "${schema.insertedChannel}"`;
-const LISTEN_CANCELLED = (schema: QueueSchema): string => `LISTEN "${schema.cancelledChannel}"`;
-const UNLISTEN_INSERTED = (schema: QueueSchema): string => `UNLISTEN "${schema.insertedChannel}"`;
-const UNLISTEN_CANCELLED = (schema: QueueSchema): string => `UNLISTEN "${schema.cancelledChannel}"`;
-
-interface NotifyingClient {
-  on(
-    event: 'notification',
-    listener: (message: { channel: string; payload?: string }) => void,
-  ): void;
-  on(event: 'error' | 'end', listener: (error?: Error) => void): void;
-  removeAllListeners(event?: string): void;
-}
+const LISTEN = (schema: QueueSchema): string =>
+  `LISTEN "${schema.insertedChannel}"; LISTEN "${schema.cancelledChannel}"; ` +
+  `LISTEN "${schema.pausedChannel}"`;
 
 /**
- * Holds one pooled connection in LISTEN on two channels, both the queue schema's own
- * (`<schema>_jobs_inserted`, `<schema>_job_cancelled`: a queue in another schema of the same
- * database neither wakes this worker nor cancels its runs):
+ * Holds one connection of its own (outside the app's pool, like the heartbeat's) in LISTEN on
+ * three channels, all the queue schema's own (`<schema>_jobs_inserted`, `<schema>_job_cancelled`,
+ * `<schema>_job_type_paused`: a queue in another schema of the same database neither wakes this
+ * worker nor cancels or pauses its runs):
  * - jobs inserted: calls `onNotify` for each notification, so an idle worker starts a new job in
  *   about a millisecond instead of at the next poll;
  * - job cancelled (`<id>:<run token>`, sent by `cancel()` as it commits): aborts that very run's
  *   `ctx.signal` with `JobCancelledError` at once, if this worker runs it; another run of the
- *   same job (a retry claimed since) is left alone.
+ *   same job (a retry claimed since) is left alone;
+ * - job type paused (the type, sent by `pause()` as it commits): hands back the held jobs of that
+ *   type (`JobPoller.dropPaused`).
  * Polling and the heartbeat stay the source of truth: a lost connection only costs latency (new
- * jobs wait for the next poll, cancels for the next heartbeat), and is re-established with
- * back-off.
+ * jobs wait for the next poll, cancels and pauses for the next heartbeat), and is re-established
+ * with back-off. Stopping closes the connection, so start/stop cycles leave nothing behind.
  */
 @Injectable()
 export class JobListener {
   private readonly logger = new Logger('JobQueue');
   private readonly backoff = new FailureBackoff(200);
   private readonly outageLog = new LogPeriod();
-  private queryRunner: QueryRunner | undefined;
+  private client: PgClient | undefined;
   private stopped = true;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** A connection attempt under way: `stop()` waits for it, so no connection outlives a stop. */
+  private connecting: Promise<void> | undefined;
   private onNotify: () => void = () => undefined;
+  private onPaused: (jobType: string) => void = () => undefined;
   private readonly schema: QueueSchema;
+  private readonly workerId: string;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -57,43 +55,61 @@ export class JobListener {
     private readonly prefetched: PrefetchedJobs,
   ) {
     this.schema = queueSchema(options.schema);
+    this.workerId = options.workerId;
   }
 
-  async start(onNotify: () => void): Promise<void> {
+  /** Listens: `onNotify` for inserted jobs, `onPaused` with each job type paused. */
+  async start(onNotify: () => void, onPaused: (jobType: string) => void): Promise<void> {
     this.onNotify = onNotify;
+    this.onPaused = onPaused;
     this.stopped = false;
-    await this.connect();
+    await this.connectOnce();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    await this.connecting;
     await this.disconnect();
+  }
+
+  private connectOnce(): Promise<void> {
+    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+    return this.connecting;
   }
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const queryRunner = this.dataSource.createQueryRunner();
+    let client: PgClient | undefined;
     try {
-      const client = (await queryRunner.connect()) as NotifyingClient;
-      const { insertedChannel, cancelledChannel } = this.schema;
+      client = newDedicatedClient(this.dataSource, `listen ${this.workerId}`);
+      const { insertedChannel, cancelledChannel, pausedChannel } = this.schema;
       client.on('notification', (message) => {
         if (message.channel === insertedChannel) this.onNotify();
         else if (message.channel === cancelledChannel) this.cancelled(message.payload);
+        else if (message.channel === pausedChannel && message.payload) {
+          this.onPaused(message.payload);
+        }
       });
-      client.on('error', (error) => this.lost(error));
-      client.on('end', () => this.lost());
-      await queryRunner.query(this.schema.statement(LISTEN_INSERTED));
-      await queryRunner.query(this.schema.statement(LISTEN_CANCELLED));
-      this.queryRunner = queryRunner;
+      const opened = client;
+      client.on('error', (error) => this.lost(opened, error));
+      client.on('end', () => this.lost(opened));
+      await client.connect();
+      await client.query(this.schema.statement(LISTEN));
+      if (this.stopped) {
+        await this.close(client);
+        return;
+      }
+      this.client = client;
       if (this.backoff.failing) this.logger.log('LISTEN connection re-established');
       this.backoff.succeeded();
       this.outageLog.reset();
       // Jobs inserted while we were not listening would otherwise wait for the next poll.
       this.onNotify();
     } catch (error) {
-      await queryRunner.release().catch(() => undefined);
-      this.lost(error as Error);
+      if (client) await this.close(client);
+      this.lost(client, error as Error);
     }
   }
 
@@ -109,11 +125,13 @@ export class JobListener {
     }
   }
 
-  private lost(error?: Error): void {
+  /** `client` broke (or could not connect): closes it and connects again after a back-off. */
+  private lost(client: PgClient | undefined, error?: Error): void {
     if (this.stopped) return;
-    const queryRunner = this.queryRunner;
-    this.queryRunner = undefined;
-    if (queryRunner) void this.release(queryRunner, error ?? new Error('LISTEN connection ended'));
+    if (client && this.client === client) {
+      this.client = undefined;
+      void this.close(client);
+    }
     if (this.retryTimer) return;
     this.backoff.failed();
     if (this.outageLog.due()) {
@@ -124,33 +142,20 @@ export class JobListener {
     }
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
-      void this.connect();
+      void this.connectOnce();
     }, this.backoff.delayMs);
   }
 
   private async disconnect(): Promise<void> {
-    const queryRunner = this.queryRunner;
-    this.queryRunner = undefined;
-    if (!queryRunner) return;
-    await queryRunner.query(this.schema.statement(UNLISTEN_INSERTED)).catch(() => undefined);
-    await queryRunner.query(this.schema.statement(UNLISTEN_CANCELLED)).catch(() => undefined);
-    await this.release(queryRunner);
+    const client = this.client;
+    this.client = undefined;
+    if (client) await this.close(client);
   }
 
-  private async release(queryRunner: QueryRunner, error?: Error): Promise<void> {
-    const client = (queryRunner as unknown as { databaseConnection?: NotifyingClient })
-      .databaseConnection;
-    client?.removeAllListeners('notification');
-    client?.removeAllListeners('end');
-    // NOTE: release() cannot pass an error on; releasePostgresConnection(error) makes pg-pool
-    // destroy the client, so a broken connection never goes back to the pool for someone else.
-    const releasable = queryRunner as unknown as {
-      releasePostgresConnection?(e?: Error): Promise<void>;
-    };
-    const released =
-      error && releasable.releasePostgresConnection
-        ? releasable.releasePostgresConnection(error)
-        : queryRunner.release();
-    await released.catch(() => undefined);
+  /** Ends `client`: its listeners go with it, and a late socket error is swallowed. */
+  private async close(client: PgClient): Promise<void> {
+    client.removeAllListeners();
+    client.on('error', () => undefined);
+    await client.end().catch(() => undefined);
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import {
   JOB_QUEUE_DATA_SOURCE,
@@ -10,13 +11,16 @@ import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.opt
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
 import { claimAndStartJobs, ClaimTypes } from '../sql/claim-job-batch.query';
+import { releaseRuns } from '../sql/release-jobs.query';
+import { Job } from '../entities/job.entity';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
-import { PrefetchedJobs } from './prefetched-jobs';
+import { PrefetchedJobs, RefusedJobs } from './prefetched-jobs';
 import { FailureBackoff } from './failure-backoff';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
 import { NotifyCooldown } from './notify-cooldown';
+import { JobTypePauses } from './job-type-pauses';
 import { databaseErrorText } from '../errors/database-error.util';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
@@ -28,8 +32,9 @@ type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
  * work than it could take; polls never overlap (a wake during a poll runs one more poll after it).
  *
  * With `worker.prefetch`, a claim also takes up to that many jobs more than the free slots; they
- * wait in `PrefetchedJobs` and start, in claim order, as slots free; the next claim goes out
- * once half of them have started.
+ * wait in `PrefetchedJobs` and start, in claim order, as slots free, each only while its lease is
+ * current; the next claim goes out once half of them have started. Held jobs that may not start
+ * (their lease lapsed, their type paused) are handed back, their attempt given back.
  *
  * One claim per poll, across every type in one priority order (priority DESC, created_at, id):
  * a type at its own `concurrency` limit is left out of that claim (it neither jumps the queue nor
@@ -62,6 +67,10 @@ export class JobPoller {
   private notifiedAgain = false;
   /** The last poll filled every slot it could: there is probably more waiting. */
   private saturated = false;
+  /** Hand-backs of paused types' held jobs under way, by type (see `dropPaused`). */
+  private readonly pauseDrops = new Map<string, Promise<unknown>>();
+  /** Ends this poller's hold on `QueueService.pause()` of this process (see `JobTypePauses`). */
+  private stopListeningToPauses: (() => void) | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -71,6 +80,7 @@ export class JobPoller {
     private readonly prefetched: PrefetchedJobs,
     private readonly executor: JobExecutor,
     @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
+    private readonly pauses: JobTypePauses,
   ) {}
 
   private get worker(): ResolvedWorkerOptions {
@@ -94,6 +104,7 @@ export class JobPoller {
       backoffJitter: policies.map((policy) => policy.backoff.jitter),
     };
     this.stopped = false;
+    this.stopListeningToPauses = this.pauses.listen((jobType) => this.dropPaused(jobType));
     this.executor.onSlotFreed = (jobType) => {
       if (this.stopped) return;
       this.startPrefetched();
@@ -115,6 +126,8 @@ export class JobPoller {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.stopListeningToPauses?.();
+    this.stopListeningToPauses = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.notifyTimer);
@@ -123,6 +136,37 @@ export class JobPoller {
     await this.polling;
     // Not started, and never will be: the worker hands them back with the rest it holds.
     this.prefetched.clear();
+  }
+
+  /**
+   * `jobType` was paused (here, by notification, or as the heartbeat learnt): hands back every
+   * held job of that type, so none of them starts after the pause reached this node. A claim
+   * under way may have been sent before the pause committed and bring more of them: this waits
+   * for it, and nothing of the type starts meanwhile. Resolves once they are handed back (or
+   * the hand-back failed and was logged), and once every drop of the type under way here has
+   * (the pause's own notification may have begun one first, which took the jobs).
+   */
+  async dropPaused(jobType: string): Promise<void> {
+    // Each drop includes the one before it, so awaiting the newest awaits them all.
+    const drop = Promise.all([this.pauseDrops.get(jobType), this.handBackHeldOf(jobType)]);
+    this.pauseDrops.set(jobType, drop);
+    try {
+      await drop;
+    } finally {
+      if (this.pauseDrops.get(jobType) === drop) this.pauseDrops.delete(jobType);
+    }
+  }
+
+  private async handBackHeldOf(jobType: string): Promise<void> {
+    const release = this.prefetched.holdBack(jobType);
+    try {
+      const dropped = this.prefetched.dropType(jobType);
+      await this.polling;
+      dropped.push(...this.prefetched.dropType(jobType));
+      await this.handBack(dropped, `job type ${jobType} is paused`);
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -236,6 +280,7 @@ export class JobPoller {
       this.saturated = false;
       return undefined;
     }
+    const sentAt = performance.now(); // the leases of what it claims start no later than this
     const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
       claimAndStartJobs(
         queryRunner,
@@ -246,18 +291,52 @@ export class JobPoller {
       ),
     );
     // Best first: what has waited here longest starts first, then the new jobs in claim order.
-    for (const job of jobs) this.prefetched.push(job);
+    for (const job of jobs) this.prefetched.push(job, sentAt);
     this.startPrefetched();
     this.saturated = jobs.length === limit;
     return jobs.length;
   }
 
-  /** Starts prefetched jobs into the free slots, those held longest first. */
+  /**
+   * Starts held jobs into the free slots, those held longest first, each only if it may start
+   * now (`PrefetchedJobs.next`); the others are handed back.
+   */
   private startPrefetched(): void {
+    const refused: RefusedJobs = { leaseLapsed: [], paused: [] };
     while (this.running.size < this.worker.concurrency) {
-      const job = this.prefetched.shift();
-      if (!job) return;
+      const job = this.prefetched.next(refused);
+      if (!job) break;
       this.executor.start(job);
+    }
+    void this.handBack(refused.leaseLapsed, 'their lease lapsed before a slot was free');
+    void this.handBack(refused.paused, 'their type is paused');
+  }
+
+  /**
+   * Hands back held jobs that will not start here, as shutdown does, each only while this run
+   * still holds it; another node may have taken it back already. A failure is logged: the
+   * reaper takes them back after `staleAfterMs`.
+   */
+  private async handBack(jobs: Job[], why: string): Promise<void> {
+    if (jobs.length === 0) return;
+    const runs = jobs.map((job) => ({ id: job.id, token: job.runToken }));
+    try {
+      const released = await releaseRuns(
+        this.dataSource,
+        this.options.schema,
+        this.options.workerId,
+        runs,
+      );
+      const gone = jobs.length - released.length;
+      this.logger.log(
+        `Handed ${released.length} held job(s) back unstarted: ${why}` +
+          (gone > 0 ? ` (${gone} more had been taken back already)` : ''),
+      );
+    } catch (error) {
+      this.logger.warn(
+        `Could not hand ${jobs.length} held job(s) back (${why}): ${databaseErrorText(error)}; ` +
+          'they return to the queue after staleAfterMs',
+      );
     }
   }
 

@@ -12,6 +12,7 @@ import { CronScheduler } from '../maintenance/cron-scheduler';
 import { JobPruner } from '../maintenance/job-pruner';
 import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
+import { poolMax } from '../sql/dedicated-connection';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
 import { JobListener } from './job-listener';
@@ -124,6 +125,7 @@ export class JobWorker {
     // Before anything starts: a boot that cannot write its handlers' schedules fails whole.
     await this.cron.syncHandlerSchedules();
     this.started = true;
+    this.warnIfPoolTooSmall(worker.concurrency);
     this.completer.resume();
     this.heartbeat.start();
     this.reaper.start();
@@ -137,10 +139,31 @@ export class JobWorker {
       );
       return;
     }
-    if (worker.listen) await this.listener.start(() => this.poller.jobsInserted());
+    if (worker.listen) {
+      await this.listener.start(
+        () => this.poller.jobsInserted(),
+        (jobType) => void this.poller.dropPaused(jobType),
+      );
+    }
     this.poller.start(jobTypes);
     this.logger.log(
       `Worker ${this.options.workerId} started: ${jobTypes.join(', ')} (concurrency ${worker.concurrency})`,
+    );
+  }
+
+  /**
+   * Handlers that use the database take pooled connections, and so do the worker's claims and
+   * outcome writes: with fewer than `concurrency + 1` connections, handlers and the worker wait
+   * for each other. (The heartbeat and LISTEN have connections of their own.)
+   */
+  private warnIfPoolTooSmall(concurrency: number): void {
+    const max = poolMax(this.dataSource);
+    if (max >= concurrency + 1) return;
+    this.logger.warn(
+      `The data source's pool has ${max} connection(s), fewer than worker.concurrency ` +
+        `(${concurrency}) + 1: handlers that use the database can wait for a connection while ` +
+        `the worker's claims and outcome writes wait too. Set the data source's poolSize (or ` +
+        `extra.max) to at least ${concurrency + 1}, or lower worker.concurrency`,
     );
   }
 

@@ -1,19 +1,60 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
+import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { Job } from '../entities/job.entity';
 import { runKey } from './running-job';
 import { RunRef } from './running-jobs';
 
 /**
- * Jobs claimed ahead of free slots (`worker.prefetch`), waiting in this process for a slot, in
- * the order they were claimed (best first). Each is claimed like any other (running, leased to
- * this worker, its attempt counted): the heartbeat renews their leases, a cancel or a lost
- * lease drops them before they start, and shutdown hands them back with the rest of what the
- * worker holds (`releaseWorkerJobs`).
+ * How long after its last renewal was sent a held job may still start: `staleAfterMs -
+ * heartbeatIntervalMs`, so that a job started at the last moment still has a whole heartbeat
+ * interval of lease left for the next renewal. At least half of `staleAfterMs`: with a
+ * heartbeat interval of more than half the lease (allowed, if unusual) the margin would shrink
+ * towards nothing, below a claim's own round trip, and no claimed job could ever start.
+ */
+export function leaseWindowMs(staleAfterMs: number, heartbeatIntervalMs: number): number {
+  return Math.max(staleAfterMs - heartbeatIntervalMs, staleAfterMs / 2);
+}
+
+/** Held jobs `next()` would not start, by why. */
+export interface RefusedJobs {
+  leaseLapsed: Job[];
+  paused: Job[];
+}
+
+/** A job waiting here, and when its lease was last renewed (`performance.now()`, ms). */
+interface HeldJob {
+  job: Job;
+  key: string;
+  leaseRenewedAt: number;
+}
+
+/**
+ * Jobs claimed and not started yet, waiting in this process for a slot, in the order they were
+ * claimed (best first): those claimed ahead of free slots (`worker.prefetch`), and for a moment
+ * every claimed job on its way to its slot. Each is claimed like any other (running, leased to
+ * this worker, its attempt counted): the heartbeat renews their leases, a cancel or a lost lease
+ * drops them, and shutdown hands them back with the rest of what the worker holds.
+ *
+ * `next()` is the one way out to a slot, and the one check: a job starts only while its lease is
+ * current, i.e. the claim or the last heartbeat that renewed it was SENT less than
+ * `leaseWindowMs` (`staleAfterMs - heartbeatIntervalMs`) ago by a monotonic clock. Past that, another node's reaper
+ * may have taken it back already (it does at `staleAfterMs` by the database's clock), and the job
+ * may be running there: starting it here would run its handler twice. A blocked event loop, a
+ * database outage or a starved pool all end up here, and nothing on the way can tell.
  */
 @Injectable()
 export class PrefetchedJobs {
-  private jobs: Job[] = [];
+  private jobs: HeldJob[] = [];
   private readonly perType = new Map<string, number>();
+  /** Types being paused on this node: none of their jobs starts (see `JobPoller.dropPaused`). */
+  private readonly pausing = new Map<string, number>();
+  private readonly leaseWindowMs: number;
+
+  constructor(@Inject(RESOLVED_JOB_QUEUE_OPTIONS) options: ResolvedJobQueueOptions) {
+    this.leaseWindowMs = leaseWindowMs(options.staleAfterMs, options.heartbeatIntervalMs);
+  }
 
   get size(): number {
     return this.jobs.length;
@@ -25,22 +66,39 @@ export class PrefetchedJobs {
 
   /** Every job held, as (job id, token), for the heartbeat. */
   runs(): RunRef[] {
-    return this.jobs.map((job) => ({ id: job.id, token: job.runToken }));
+    return this.jobs.map(({ job }) => ({ id: job.id, token: job.runToken }));
   }
 
-  push(job: Job): void {
-    this.jobs.push(job);
+  /** Holds `job`, claimed by a statement sent at `claimSentAt` (`performance.now()`). */
+  push(job: Job, claimSentAt: number): void {
+    this.jobs.push({ job, key: runKey(job.id, job.runToken), leaseRenewedAt: claimSentAt });
     this.count(job.jobType, 1);
   }
 
   /**
-   * Takes out the job held longest. Any may start in a free slot: a claim never takes more of
-   * a type with a limit of its own than that limit minus what runs or waits here already.
+   * Takes out the job held longest that may start now (see the class). Held jobs ahead of it
+   * that may not are taken out too and added to `refused`, for the caller to hand back. Any
+   * job may start in a free slot: a claim never takes more of a type with a limit of its own
+   * than that limit minus what runs or waits here already.
    */
-  shift(): Job | undefined {
-    const job = this.jobs.shift();
-    if (job) this.count(job.jobType, -1);
-    return job;
+  next(refused: RefusedJobs, now = performance.now()): Job | undefined {
+    for (let held = this.jobs.shift(); held; held = this.jobs.shift()) {
+      this.count(held.job.jobType, -1);
+      if (now - held.leaseRenewedAt >= this.leaseWindowMs) refused.leaseLapsed.push(held.job);
+      else if (this.pausing.has(held.job.jobType)) refused.paused.push(held.job);
+      else return held.job;
+    }
+    return undefined;
+  }
+
+  /**
+   * The heartbeat sent at `sentAt` renewed the leases of these runs (`runKey`s): a job renewed
+   * may start until `sentAt + staleAfterMs - heartbeatIntervalMs`.
+   */
+  renewed(heldRuns: ReadonlySet<string>, sentAt: number): void {
+    for (const held of this.jobs) {
+      if (heldRuns.has(held.key)) held.leaseRenewedAt = Math.max(held.leaseRenewedAt, sentAt);
+    }
   }
 
   /**
@@ -50,20 +108,55 @@ export class PrefetchedJobs {
   dropRuns(runs: readonly RunRef[]): string[] {
     if (runs.length === 0) return [];
     const doomed = new Set(runs.map((run) => runKey(run.id, run.token)));
-    const dropped: string[] = [];
-    this.jobs = this.jobs.filter((job) => {
-      if (!doomed.has(runKey(job.id, job.runToken))) return true;
-      this.count(job.jobType, -1);
-      dropped.push(job.id);
-      return false;
-    });
-    return dropped;
+    return this.dropWhere((held) => doomed.has(held.key)).map((job) => job.id);
+  }
+
+  /** The job types of the held runs among `runKeys`. */
+  typesOf(runKeys: ReadonlySet<string>): Set<string> {
+    const types = new Set<string>();
+    if (runKeys.size === 0) return types;
+    for (const held of this.jobs) if (runKeys.has(held.key)) types.add(held.job.jobType);
+    return types;
+  }
+
+  /** Drops every held job of `jobType` (paused) and returns them, to hand back. */
+  dropType(jobType: string): Job[] {
+    if (this.countOf(jobType) === 0) return [];
+    return this.dropWhere((held) => held.job.jobType === jobType);
+  }
+
+  /**
+   * While a pause of `jobType` is being carried out here, no held job of that type starts: those
+   * that `next()` meets are refused. Returns the function that ends it. Pauses of one type may
+   * overlap; the type starts again once every one has ended.
+   */
+  holdBack(jobType: string): () => void {
+    this.pausing.set(jobType, (this.pausing.get(jobType) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.pausing.get(jobType) ?? 1) - 1;
+      if (left > 0) this.pausing.set(jobType, left);
+      else this.pausing.delete(jobType);
+    };
   }
 
   /** Empties the buffer (the worker stops; what was held is handed back by the worker). */
   clear(): void {
     this.jobs = [];
     this.perType.clear();
+  }
+
+  private dropWhere(doomed: (held: HeldJob) => boolean): Job[] {
+    const dropped: Job[] = [];
+    this.jobs = this.jobs.filter((held) => {
+      if (!doomed(held)) return true;
+      this.count(held.job.jobType, -1);
+      dropped.push(held.job);
+      return false;
+    });
+    return dropped;
   }
 
   private count(jobType: string, delta: number): void {
