@@ -12,7 +12,13 @@ import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { CatchUp, cronTimes } from '../schedules/cron-expression';
 import { FirePlan, planFires } from '../schedules/fire-plan';
 import { HandlerScheduleSync, syncHandlerSchedules } from '../schedules/handler-schedules';
-import { DueScheduleRow, dueSchedules } from '../sql/due-schedules.query';
+import { databaseNow } from '../sql/database-now.query';
+import {
+  DUE_SCHEDULES_LIMIT,
+  DueScheduleRow,
+  dueSchedules,
+  FIRST_DUE_PAGE,
+} from '../sql/due-schedules.query';
 import { fireSchedule } from '../sql/fire-schedule.query';
 import { JobPoller } from '../worker/job-poller';
 import { MaintenanceTask } from './maintenance-task';
@@ -61,41 +67,54 @@ export class CronScheduler extends MaintenanceTask {
   }
 
   /**
-   * One tick: fires the schedules due by `now` (default: the database's now()); returns those
-   * this node advanced (a schedule another node fired first is not among them).
+   * One tick: fires every schedule due by `now` (default: the database's now(), read once for
+   * the whole tick), in pages of `DUE_SCHEDULES_LIMIT` in (next_fire_at, name) order until a short
+   * page; returns those this node advanced (a schedule another node fired first is not among
+   * them). Workers are woken after each page that enqueued jobs, not only at the end.
    */
   async tickOnce(now: Date | null = null): Promise<FiredSchedule[]> {
+    const tickNow = now ?? (await databaseNow(this.dataSource));
     const fired: FiredSchedule[] = [];
-    for (const due of await dueSchedules(this.dataSource, this.options.schema, now)) {
-      const plan = this.plan(due);
-      const jobIds = await fireSchedule(this.dataSource, this.options.schema, {
-        name: due.name,
-        cron: due.cron,
-        timezone: due.timezone,
-        catchUp: due.catch_up,
-        readNextFireAt: due.next_fire_at,
-        ...plan,
-      });
-      if (!jobIds) continue; // another node (or a schedule() call) got there first
-      fired.push({
-        name: due.name,
-        jobIds,
-        fireTimes: plan.fireTimes,
-        nextFireAt: plan.nextFireAt,
-      });
-      if (plan.missedSince) this.logMissed(due, plan);
+    let cursor = FIRST_DUE_PAGE;
+    for (;;) {
+      const page = await dueSchedules(this.dataSource, this.options.schema, tickNow, cursor);
+      let enqueued = false;
+      for (const due of page) {
+        const schedule = await this.fire(due, tickNow);
+        if (!schedule) continue;
+        fired.push(schedule);
+        enqueued ||= schedule.jobIds.length > 0;
+      }
+      if (enqueued) this.poller.wake();
+      if (page.length < DUE_SCHEDULES_LIMIT) return fired;
+      const last = page[page.length - 1];
+      cursor = { position: last.position, name: last.name };
     }
-    if (fired.some((schedule) => schedule.jobIds.length > 0)) this.poller.wake();
-    return fired;
+  }
+
+  /** Plans and fires one due schedule; `undefined` when another node got there first. */
+  private async fire(due: DueScheduleRow, now: Date): Promise<FiredSchedule | undefined> {
+    const plan = this.plan(due, now);
+    const jobIds = await fireSchedule(this.dataSource, this.options.schema, {
+      name: due.name,
+      cron: due.cron,
+      timezone: due.timezone,
+      catchUp: due.catch_up,
+      readNextFireAt: due.next_fire_at,
+      ...plan,
+    });
+    if (!jobIds) return undefined; // another node (or a schedule() call) got there first
+    if (plan.missedSince) this.logMissed(due, plan);
+    return { name: due.name, jobIds, fireTimes: plan.fireTimes, nextFireAt: plan.nextFireAt };
   }
 
   /**
    * A row's expression was checked when written; one croner cannot read now (edited by hand)
    * stops firing, with a warning, until `schedule()` or a handler's boot writes it again.
    */
-  private plan(due: DueScheduleRow): FirePlan {
+  private plan(due: DueScheduleRow, now: Date): FirePlan {
     try {
-      return planFires(cronTimes(due), due.next_fire_at, due.catch_up as CatchUp, due.now);
+      return planFires(cronTimes(due), due.next_fire_at, due.catch_up as CatchUp, now);
     } catch (error) {
       this.logger.warn(
         `Schedule "${due.name}" stopped: its cron "${due.cron}" (${due.timezone}) cannot be ` +
