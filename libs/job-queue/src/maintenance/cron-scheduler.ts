@@ -9,7 +9,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { CatchUp, cronTimes } from '../schedules/cron-expression';
+import { CatchUp, CronSpec, CronTimes, cronTimes } from '../schedules/cron-expression';
 import { FirePlan, planFires } from '../schedules/fire-plan';
 import { HandlerScheduleSync, syncHandlerSchedules } from '../schedules/handler-schedules';
 import { databaseNow } from '../sql/database-now.query';
@@ -21,7 +21,14 @@ import {
 } from '../sql/due-schedules.query';
 import { fireSchedule } from '../sql/fire-schedule.query';
 import { JobPoller } from '../worker/job-poller';
+import { KeyedLogPeriod } from './keyed-log-period';
 import { MaintenanceTask } from './maintenance-task';
+
+/**
+ * How often a node says again that it cannot plan a schedule, per schedule: the first at once,
+ * then once a minute while it lasts (a fleet of such nodes would otherwise say it every second).
+ */
+export const PLAN_REFUSED_LOG_PERIOD_MS = 60_000;
 
 /** What one tick did for a schedule it advanced. */
 export interface FiredSchedule {
@@ -42,6 +49,9 @@ export interface FiredSchedule {
  */
 @Injectable()
 export class CronScheduler extends MaintenanceTask {
+  /** The schedules this node could not plan, for one warning per period each. */
+  private readonly refusals = new KeyedLogPeriod(PLAN_REFUSED_LOG_PERIOD_MS);
+
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -74,6 +84,7 @@ export class CronScheduler extends MaintenanceTask {
    */
   async tickOnce(now: Date | null = null): Promise<FiredSchedule[]> {
     const tickNow = now ?? (await databaseNow(this.dataSource));
+    this.refusals.prune(tickNow.getTime());
     const fired: FiredSchedule[] = [];
     let cursor = FIRST_DUE_PAGE;
     for (;;) {
@@ -92,9 +103,13 @@ export class CronScheduler extends MaintenanceTask {
     }
   }
 
-  /** Plans and fires one due schedule; `undefined` when another node got there first. */
+  /**
+   * Plans and fires one due schedule; `undefined` when another node got there first, or when
+   * this node cannot plan it (then it writes nothing: see `plan`).
+   */
   private async fire(due: DueScheduleRow, now: Date): Promise<FiredSchedule | undefined> {
     const plan = this.plan(due, now);
+    if (!plan) return undefined;
     const jobIds = await fireSchedule(this.dataSource, this.options.schema, {
       name: due.name,
       cron: due.cron,
@@ -109,19 +124,33 @@ export class CronScheduler extends MaintenanceTask {
   }
 
   /**
-   * A row's expression was checked when written; one croner cannot read now (edited by hand)
-   * stops firing, with a warning, until `schedule()` or a handler's boot writes it again.
+   * The plan of a due schedule, or `undefined` when this node's croner cannot read it: a zone
+   * its Intl does not know (older ICU or tzdata), an expression an older croner refuses during a
+   * rolling deploy, a row edited by hand. The row was checked when written, so another node may
+   * well plan it: this one writes nothing to it (a NULL would stop it for every node) and says so
+   * once per `PLAN_REFUSED_LOG_PERIOD_MS` for that schedule.
    */
-  private plan(due: DueScheduleRow, now: Date): FirePlan {
+  private plan(due: DueScheduleRow, now: Date): FirePlan | undefined {
+    let plan: FirePlan;
     try {
-      return planFires(cronTimes(due), due.next_fire_at, due.catch_up as CatchUp, now);
+      plan = planFires(this.times(due), due.next_fire_at, due.catch_up as CatchUp, now);
     } catch (error) {
-      this.logger.warn(
-        `Schedule "${due.name}" stopped: its cron "${due.cron}" (${due.timezone}) cannot be ` +
-          `read (${(error as Error).message}); write it again with schedule()`,
-      );
-      return { fireTimes: [], nextFireAt: null, missedSince: null };
+      if (this.refusals.due(due.name, now.getTime())) {
+        this.logger.warn(
+          `Schedule "${due.name}" not fired by this worker: its cron "${due.cron}" ` +
+            `(${due.timezone}) cannot be planned here (${(error as Error).message}); left to ` +
+            `workers that can. If none can, write it again with schedule().`,
+        );
+      }
+      return undefined;
     }
+    this.refusals.clear(due.name);
+    return plan;
+  }
+
+  /** A schedule's fire times, as this node's croner computes them (tests refuse some here). */
+  private times(spec: CronSpec): CronTimes {
+    return cronTimes(spec);
   }
 
   /** Fire times no worker enqueued in time: every node was down (or far behind). */
