@@ -76,7 +76,7 @@ describe('@JobHandler cron: the handler schedules each boot writes', () => {
     expect(jobs).toBe(1);
     // Said once, by the node that fired it.
     expect(logger.matching(/missed fire times/).map((line) => line.message)).toEqual([
-      `Schedule "${REPORT}" missed fire times from ${missed.toISOString()} while no worker ran: ` +
+      `Schedule "${REPORT}" missed fire times from ${missed.toISOString()} while no worker ticked: ` +
         `enqueued 1 job(s), from ${(await report())!.lastFireAt!.toISOString()} (catchUp: once)`,
     ]);
   });

@@ -9,8 +9,8 @@ import { WorkerApp } from '../support/worker-test-app';
 
 /**
  * What the README tells an owner role to grant the role its workers connect as: the schema's
- * USAGE, DML on the tables (the stats snapshot included), its sequence, the claim and prune
- * functions. No CREATE anywhere, no ownership.
+ * USAGE, DML on the tables (the stats snapshot and the cron ticks record included), its sequence,
+ * the claim and prune functions. No CREATE anywhere, no ownership.
  */
 const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT USAGE ON SCHEMA job_queue TO ${role}`,
@@ -19,6 +19,7 @@ const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT USAGE ON SEQUENCE job_queue.jobs_id_seq TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE ON job_queue.job_types TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE ON job_queue.job_stats TO ${role}`,
+  `GRANT SELECT, INSERT, UPDATE ON job_queue.job_schedule_ticks TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,
      boolean, integer[], integer[], integer[], integer[], float8[]) TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.prune_jobs(bigint, float8, float8, float8, float8, text[],

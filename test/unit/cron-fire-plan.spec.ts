@@ -1,5 +1,6 @@
 import { CronTimes, cronTimes } from '../../libs/job-queue/src/schedules/cron-expression';
 import {
+  MAX_BEHIND_MS,
   MAX_LATENESS_MS,
   MIN_LATENESS_MS,
   planFires,
@@ -29,6 +30,8 @@ describe('planFires: which fire times a due schedule enqueues', () => {
       fireTimes: [],
       nextFireAt: at('2026-12-02T06:00:00Z'),
       missedSince: null,
+      missedWhileTicking: false,
+      late: [],
     });
   });
 
@@ -59,6 +62,8 @@ describe('planFires: which fire times a due schedule enqueues', () => {
       fireTimes: [],
       nextFireAt: at('2026-12-02T06:00:00Z'),
       missedSince: at('2026-11-28T06:00:00Z'),
+      missedWhileTicking: false,
+      late: [],
     });
   });
 
@@ -98,6 +103,59 @@ describe('planFires: which fire times a due schedule enqueues', () => {
       at('2026-12-01T01:00:00.5Z'),
     );
     expect(iso(plan.fireTimes)).toEqual(['2026-12-01T00:59:59.000Z', '2026-12-01T01:00:00.000Z']);
+  });
+
+  describe('while workers ticked (tickingSince)', () => {
+    it('gives each fire time that came while workers ticked its own job, however late', () => {
+      // Ticking since 00:00:00.5; the schedule left at 00:00:01 (a long tick), found at 00:00:30.5.
+      const plan = planFires(
+        everySecond,
+        at('2026-12-01T00:00:01Z'),
+        'skip',
+        at('2026-12-01T00:00:30.5Z'),
+        at('2026-12-01T00:00:00.5Z'),
+      );
+      expect(plan.fireTimes).toHaveLength(30);
+      expect(plan.fireTimes[0]).toEqual(at('2026-12-01T00:00:01Z'));
+      expect(plan.missedSince).toBeNull();
+      // Late: older than MIN_LATENESS_MS, on time only because workers ticked after they came.
+      expect(iso(plan.late)).toEqual(iso(plan.fireTimes.slice(0, 28)));
+    });
+
+    it('counts only the fire times before the run of ticks began as missed', () => {
+      // Every worker down until 00:01:00.2; the ticks since then found it at 00:01:05.5.
+      const plan = planFires(
+        everySecond,
+        at('2026-12-01T00:00:01Z'),
+        'once',
+        at('2026-12-01T00:01:05.5Z'),
+        at('2026-12-01T00:01:00.2Z'),
+      );
+      expect(plan.fireTimes[0]).toEqual(at('2026-12-01T00:01:01Z'));
+      expect(plan.fireTimes.at(-1)).toEqual(at('2026-12-01T00:01:05Z'));
+      expect(plan.missedSince).toEqual(at('2026-12-01T00:00:01Z'));
+      expect(plan.missedWhileTicking).toBe(false);
+      expect(iso(plan.late)).toEqual([
+        '2026-12-01T00:01:01.000Z',
+        '2026-12-01T00:01:02.000Z',
+        '2026-12-01T00:01:03.000Z',
+      ]);
+    });
+
+    it(`enqueues at most MAX_BEHIND_MS of them; older ones were missed though workers ticked`, () => {
+      const now = at('2026-12-01T12:00:00.5Z');
+      const plan = planFires(
+        everySecond,
+        at('2026-12-01T00:00:00Z'),
+        'skip',
+        now,
+        at('2026-12-01T00:00:00Z'),
+      );
+      expect(plan.fireTimes).toHaveLength(MAX_BEHIND_MS / 1_000);
+      expect(plan.fireTimes[0].getTime()).toBeGreaterThanOrEqual(now.getTime() - MAX_BEHIND_MS);
+      expect(plan.missedSince).toEqual(at('2026-12-01T00:00:00Z'));
+      expect(plan.missedWhileTicking).toBe(true);
+    });
   });
 
   describe('in a time zone with daylight saving (Europe/Berlin)', () => {

@@ -19,6 +19,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the cron schedules table, `"<schema>".job_schedules`: checked and quoted',
   '* SCHEDULE_COLUMNS':
     'the column list of job_schedules that statements return: a constant of sql/, never input',
+  '* schema.jobScheduleTicks':
+    'the cron ticks record, `"<schema>".job_schedule_ticks`: checked and quoted',
   '* schema.jobStats': 'the stats snapshot table, `"<schema>".job_stats`: checked and quoted',
   '* schema.quoted': 'the queue\'s schema, `"<schema>"`: an identifier, checked and quoted',
   '* schema.claimJobBatch': 'the claim function, `"<schema>".claim_job_batch`: checked and quoted',

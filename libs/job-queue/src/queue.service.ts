@@ -44,7 +44,8 @@ import { findStaleJobRows } from './sql/find-stale-jobs.query';
 import { pauseJobType } from './sql/pause-job-type.query';
 import { resumeJobType } from './sql/resume-job-type.query';
 import { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
-import { checkScheduleName, scheduleInsertRow } from './schedules/schedule-input';
+import { checkedSchedule, checkScheduleName, withFirstFireAt } from './schedules/schedule-input';
+import { databaseNow } from './sql/database-now.query';
 import { upsertSchedule } from './sql/upsert-schedule.query';
 import { deleteSchedule } from './sql/delete-schedules.query';
 import { listSchedules } from './sql/list-schedules.query';
@@ -278,9 +279,10 @@ export class QueueService {
    * seconds first; read in `opts.timezone`, default UTC) enqueues one job of `jobType` with `data`
    * and `runAt` at that fire time, once across all nodes. Any running worker fires it, whatever
    * handlers it has. Replacing with the same cron and zone keeps its next fire time (calling this
-   * at every boot skips and repeats nothing); a new cron or zone starts from now. Throws
-   * `InvalidJobInputError` naming the argument (`cron`, `timezone` …) for a bad one, and for a
-   * `name` that a `@JobHandler`'s cron owns.
+   * at every boot skips and repeats nothing); a new cron or zone starts at its first fire time
+   * after the database's now (not this process's clock). Throws `InvalidJobInputError` naming the
+   * argument (`cron`, `timezone` …) for a bad one, and for a `name` that a `@JobHandler`'s cron
+   * owns.
    */
   async schedule<T>(
     name: string,
@@ -289,7 +291,8 @@ export class QueueService {
     data: T,
     opts: ScheduleOptions = {},
   ): Promise<JobSchedule<T>> {
-    const row = scheduleInsertRow(name, cron, jobType, data, opts, this.options.maxPayloadBytes);
+    const checked = checkedSchedule(name, cron, jobType, data, opts, this.options.maxPayloadBytes);
+    const row = withFirstFireAt(checked, await databaseNow(this.db()));
     const written = await upsertSchedule(this.db(), this.options.schema, row);
     if (!written) throw new InvalidJobInputError(SCHEDULE_OWNED_BY_HANDLER(name), 'name', name);
     return toJobSchedule(written) as JobSchedule<T>;

@@ -9,13 +9,29 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { CatchUp, cronTimes } from '../schedules/cron-expression';
-import { FirePlan, planFires } from '../schedules/fire-plan';
+import { CatchUp, CronSpec, CronTimes, cronTimes } from '../schedules/cron-expression';
+import { FirePlan, MAX_BEHIND_MS, planFires } from '../schedules/fire-plan';
 import { HandlerScheduleSync, syncHandlerSchedules } from '../schedules/handler-schedules';
-import { DueScheduleRow, dueSchedules } from '../sql/due-schedules.query';
+import {
+  DUE_SCHEDULES_LIMIT,
+  DueScheduleRow,
+  dueSchedules,
+  FIRST_DUE_PAGE,
+} from '../sql/due-schedules.query';
+import { endCronTick } from '../sql/end-cron-tick.query';
 import { fireSchedule } from '../sql/fire-schedule.query';
+import { CronTickClock, startCronTick } from '../sql/start-cron-tick.query';
 import { JobPoller } from '../worker/job-poller';
+import { LogPeriod } from '../worker/log-period';
+import { KeyedLogPeriod } from './keyed-log-period';
+import { LateFires } from './late-fires';
 import { MaintenanceTask } from './maintenance-task';
+
+/**
+ * How often a node says again that it cannot plan a schedule, per schedule: the first at once,
+ * then once a minute while it lasts (a fleet of such nodes would otherwise say it every second).
+ */
+export const PLAN_REFUSED_LOG_PERIOD_MS = 60_000;
 
 /** What one tick did for a schedule it advanced. */
 export interface FiredSchedule {
@@ -31,11 +47,18 @@ export interface FiredSchedule {
  * the schedules that are due, plans each one's jobs with croner (`planFires`), and moves each
  * schedule on in one statement with its jobs, only if no other node did first (`fireSchedule`).
  * PostgreSQL decides which node fires a fire time; no node is a leader, and a node that dies
- * mid-tick leaves each schedule either fired or not. At start it writes this node's handler
- * schedules (`syncHandlerSchedules`).
+ * mid-tick leaves each schedule either fired or not. Every fire time is planned on the database's
+ * clock, and a fire time counts as missed only when no node ticked after it came
+ * (`job_schedule_ticks`). At start it writes this node's handler schedules
+ * (`syncHandlerSchedules`).
  */
 @Injectable()
 export class CronScheduler extends MaintenanceTask {
+  /** Ticks whose fire times were late, for one warning per log period while it lasts. */
+  private readonly latePeriod = new LogPeriod();
+  /** The schedules this node could not plan, for one warning per period each. */
+  private readonly refusals = new KeyedLogPeriod(PLAN_REFUSED_LOG_PERIOD_MS);
+
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
@@ -61,59 +84,129 @@ export class CronScheduler extends MaintenanceTask {
   }
 
   /**
-   * One tick: fires the schedules due by `now` (default: the database's now()); returns those
-   * this node advanced (a schedule another node fired first is not among them).
+   * One tick: fires every schedule due by `now` (default: the database's now(), read once for
+   * the whole tick), in pages of `DUE_SCHEDULES_LIMIT` in (next_fire_at, name) order until a short
+   * page; returns those this node advanced (a schedule another node fired first, or one this node
+   * cannot plan, is not among them). Workers are woken after each page that enqueued jobs. The
+   * tick records its start and its end in `job_schedule_ticks`, so that the fire times that come
+   * while it runs count as late at the next tick, not as missed (see `planFires`).
    */
   async tickOnce(now: Date | null = null): Promise<FiredSchedule[]> {
+    const clock = await startCronTick(this.dataSource, this.options.schema, now);
+    this.refusals.prune(clock.now.getTime());
     const fired: FiredSchedule[] = [];
-    for (const due of await dueSchedules(this.dataSource, this.options.schema, now)) {
-      const plan = this.plan(due);
-      const jobIds = await fireSchedule(this.dataSource, this.options.schema, {
-        name: due.name,
-        cron: due.cron,
-        timezone: due.timezone,
-        catchUp: due.catch_up,
-        readNextFireAt: due.next_fire_at,
-        ...plan,
-      });
-      if (!jobIds) continue; // another node (or a schedule() call) got there first
-      fired.push({
-        name: due.name,
-        jobIds,
-        fireTimes: plan.fireTimes,
-        nextFireAt: plan.nextFireAt,
-      });
-      if (plan.missedSince) this.logMissed(due, plan);
+    const late = new LateFires();
+    let cursor = FIRST_DUE_PAGE;
+    for (;;) {
+      const page = await dueSchedules(this.dataSource, this.options.schema, clock.now, cursor);
+      let enqueued = false;
+      for (const due of page) {
+        const schedule = await this.fire(due, clock, late);
+        if (!schedule) continue;
+        fired.push(schedule);
+        enqueued ||= schedule.jobIds.length > 0;
+      }
+      if (enqueued) this.poller.wake();
+      if (page.length < DUE_SCHEDULES_LIMIT) break;
+      const last = page[page.length - 1];
+      cursor = { position: last.position, name: last.name };
     }
-    if (fired.some((schedule) => schedule.jobIds.length > 0)) this.poller.wake();
+    await endCronTick(this.dataSource, this.options.schema, clock);
+    this.logLate(late, clock.now);
     return fired;
   }
 
   /**
-   * A row's expression was checked when written; one croner cannot read now (edited by hand)
-   * stops firing, with a warning, until `schedule()` or a handler's boot writes it again.
+   * Plans and fires one due schedule; `undefined` when another node got there first, or when
+   * this node cannot plan it (then it writes nothing: see `plan`).
    */
-  private plan(due: DueScheduleRow): FirePlan {
-    try {
-      return planFires(cronTimes(due), due.next_fire_at, due.catch_up as CatchUp, due.now);
-    } catch (error) {
-      this.logger.warn(
-        `Schedule "${due.name}" stopped: its cron "${due.cron}" (${due.timezone}) cannot be ` +
-          `read (${(error as Error).message}); write it again with schedule()`,
-      );
-      return { fireTimes: [], nextFireAt: null, missedSince: null };
-    }
+  private async fire(
+    due: DueScheduleRow,
+    clock: CronTickClock,
+    late: LateFires,
+  ): Promise<FiredSchedule | undefined> {
+    const plan = this.plan(due, clock);
+    if (!plan) return undefined;
+    const jobIds = await fireSchedule(this.dataSource, this.options.schema, {
+      name: due.name,
+      cron: due.cron,
+      timezone: due.timezone,
+      catchUp: due.catch_up,
+      readNextFireAt: due.next_fire_at,
+      ...plan,
+    });
+    if (!jobIds) return undefined; // another node (or a schedule() call) got there first
+    if (plan.missedSince) this.logMissed(due, plan);
+    late.add(due.name, plan.late);
+    return { name: due.name, jobIds, fireTimes: plan.fireTimes, nextFireAt: plan.nextFireAt };
   }
 
-  /** Fire times no worker enqueued in time: every node was down (or far behind). */
+  /**
+   * The plan of a due schedule, or `undefined` when this node's croner cannot read it: a zone
+   * its Intl does not know (older ICU or tzdata), an expression an older croner refuses during a
+   * rolling deploy, a row edited by hand. The row was checked when written, so another node may
+   * well plan it: this one writes nothing to it (a NULL would stop it for every node) and says so
+   * once per `PLAN_REFUSED_LOG_PERIOD_MS` for that schedule.
+   */
+  private plan(due: DueScheduleRow, clock: CronTickClock): FirePlan | undefined {
+    let plan: FirePlan;
+    try {
+      const catchUp = due.catch_up as CatchUp;
+      plan = planFires(this.times(due), due.next_fire_at, catchUp, clock.now, clock.tickingSince);
+    } catch (error) {
+      if (this.refusals.due(due.name, clock.now.getTime())) {
+        this.logger.warn(
+          `Schedule "${due.name}" not fired by this worker: its cron "${due.cron}" ` +
+            `(${due.timezone}) cannot be planned here (${(error as Error).message}); left to ` +
+            `workers that can. If none can, write it again with schedule().`,
+        );
+      }
+      return undefined;
+    }
+    this.refusals.clear(due.name);
+    return plan;
+  }
+
+  /** A schedule's fire times, as this node's croner computes them (tests refuse some here). */
+  private times(spec: CronSpec): CronTimes {
+    return cronTimes(spec);
+  }
+
+  /**
+   * Fire times that got no job of their own: every worker was down or stalled when they came, or
+   * (rarely) workers ticked but none fired the schedule for over `MAX_BEHIND_MS`.
+   */
   private logMissed(due: DueScheduleRow, plan: FirePlan): void {
     const outcome =
       plan.fireTimes.length === 0
         ? 'skipped them'
         : `enqueued ${plan.fireTimes.length} job(s), from ${plan.fireTimes[0].toISOString()}`;
+    const cause = plan.missedWhileTicking
+      ? `: workers ticked, but none fired it for over ${MAX_BEHIND_MS / 60_000} minutes`
+      : ' while no worker ticked';
     this.logger.warn(
-      `Schedule "${due.name}" missed fire times from ${plan.missedSince!.toISOString()} ` +
-        `while no worker ran: ${outcome} (catchUp: ${due.catch_up})`,
+      `Schedule "${due.name}" missed fire times from ${plan.missedSince!.toISOString()}${cause}: ` +
+        `${outcome} (catchUp: ${due.catch_up})`,
+    );
+  }
+
+  /**
+   * Fire times enqueued later than their lateness, each with its own job, because workers ticked
+   * after they came (a long tick, or ticks that fell behind): one line for the whole tick, once
+   * per log period while it lasts.
+   */
+  private logLate(late: LateFires, now: Date): void {
+    if (!late.oldest) {
+      this.latePeriod.reset();
+      return;
+    }
+    if (!this.latePeriod.due(now.getTime())) return;
+    const { name, fireAt } = late.oldest;
+    this.logger.warn(
+      `Cron ticks fell behind: ${late.count} fire time(s) of ${late.schedules} schedule(s) ` +
+        `enqueued late, the oldest ${now.getTime() - fireAt.getTime()} ms after it came ` +
+        `(schedule "${name}", ${fireAt.toISOString()}). Workers ticked after each came, so ` +
+        `none was missed: each got its own job.`,
     );
   }
 }

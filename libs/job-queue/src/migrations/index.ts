@@ -13,6 +13,7 @@ import {
   skipPausedJobTypesInClaimFor,
 } from './1795939200006-SkipPausedJobTypesInClaim';
 import { pinPrunePlanFor } from './1795939200007-PinPrunePlan';
+import { createJobScheduleTicksTableFor } from './1795939200008-CreateJobScheduleTicksTable';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -52,6 +53,7 @@ export function jobQueueMigrationsFor(
     createJobSchedulesTableFor(schema),
     skipPausedJobTypesInClaimFor(schema),
     pinPrunePlanFor(schema),
+    createJobScheduleTicksTableFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

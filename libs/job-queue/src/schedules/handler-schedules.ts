@@ -1,6 +1,7 @@
 import { DEFAULT_PRIORITY } from '../job-queue.constants';
 import { RegisteredJobHandler } from '../discovery/job-handler.registry';
 import { Queryable } from '../sql/queryable';
+import { databaseNow } from '../sql/database-now.query';
 import { upsertSchedule } from '../sql/upsert-schedule.query';
 import { deleteHandlerSchedules } from '../sql/delete-schedules.query';
 import { cronTimes } from './cron-expression';
@@ -17,28 +18,35 @@ export interface HandlerScheduleSync {
  * their next fire time), and each handler without one deletes the handler-made schedule of its
  * type, so removing `cron` removes the schedule on the next deploy. Types this node has no
  * handler for are left alone: another deployment may own them. When two deployments disagree on
- * a handler's cron, the last to boot wins, and every node fires what the table holds.
+ * a handler's cron, the last to boot wins, and every node fires what the table holds. A new or
+ * changed schedule starts at its first fire time after the database's now (read once), never
+ * after this node's clock: a node running ahead would skip a fire time, one behind would find it
+ * due, and missed, at once.
  */
 export async function syncHandlerSchedules(
   db: Queryable,
   schema: string,
   handlers: RegisteredJobHandler[],
-  now = new Date(),
 ): Promise<HandlerScheduleSync> {
   const written: string[] = [];
-  for (const { jobType, options } of handlers) {
-    if (!options.schedule) continue;
-    await upsertSchedule(db, schema, {
-      name: jobType,
-      ...options.schedule,
-      jobType,
-      dataJson: 'null',
-      priority: DEFAULT_PRIORITY,
-      maxAttempts: null,
-      source: 'handler',
-      nextFireAt: cronTimes(options.schedule).next(now),
-    });
-    written.push(jobType);
+  const scheduled = handlers.flatMap(({ jobType, options }) =>
+    options.schedule ? [{ jobType, schedule: options.schedule }] : [],
+  );
+  if (scheduled.length > 0) {
+    const now = await databaseNow(db);
+    for (const { jobType, schedule } of scheduled) {
+      await upsertSchedule(db, schema, {
+        name: jobType,
+        ...schedule,
+        jobType,
+        dataJson: 'null',
+        priority: DEFAULT_PRIORITY,
+        maxAttempts: null,
+        source: 'handler',
+        nextFireAt: cronTimes(schedule).next(now),
+      });
+      written.push(jobType);
+    }
   }
   const without = handlers.filter((handler) => !handler.options.schedule);
   const deleted =

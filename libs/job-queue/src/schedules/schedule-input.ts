@@ -20,20 +20,22 @@ export function checkScheduleName(field: string, value: unknown): string {
   return checkText(field, value, MAX_SCHEDULE_NAME_LENGTH);
 }
 
+/** A schedule to write, checked, before its first fire time is known (see `withFirstFireAt`). */
+export type CheckedSchedule = Omit<ScheduleInsertRow, 'nextFireAt'>;
+
 /**
  * The arguments of `QueueService.schedule()` as a row to write, each checked first (an
  * `InvalidJobInputError` naming the argument and value: `cron`, `timezone`, `catchUp` …; `data`
- * by its path only). `nextFireAt` is the first fire time after now by this process's clock; later
- * ones follow from the database's clock, at each tick.
+ * by its path only), before any statement is sent.
  */
-export function scheduleInsertRow(
+export function checkedSchedule(
   name: unknown,
   cron: unknown,
   jobType: unknown,
   data: unknown,
   opts: unknown,
   maxPayloadBytes: number,
-): ScheduleInsertRow {
+): CheckedSchedule {
   const checkedName = checkScheduleName('name', name);
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
     fail('options', opts, 'an object');
@@ -66,6 +68,14 @@ export function scheduleInsertRow(
         ? null
         : checkInteger('maxAttempts', options.maxAttempts, 1),
     source: 'schedule',
-    nextFireAt: cronTimes(spec).next(new Date()),
   };
+}
+
+/**
+ * The row with its first fire time after `now`, the database's clock (read for this write): not
+ * this process's, so a node whose clock runs ahead neither skips a fire time nor, running behind,
+ * writes one that is due, and missed, at once. Later ones follow from the database's clock too.
+ */
+export function withFirstFireAt(schedule: CheckedSchedule, now: Date): ScheduleInsertRow {
+  return { ...schedule, nextFireAt: cronTimes(schedule).next(now) };
 }

@@ -25,6 +25,8 @@ export class QueueSchema {
   readonly jobTypes: string;
   /** Recurring jobs, one row per schedule: `"job_queue".job_schedules`. */
   readonly jobSchedules: string;
+  /** The one-row record of the workers' cron ticks: `"job_queue".job_schedule_ticks`. */
+  readonly jobScheduleTicks: string;
   /** The one-row snapshot of `stats()` counts: `"job_queue".job_stats`. */
   readonly jobStats: string;
   /** The claim function: `"job_queue".claim_job_batch`. */
@@ -49,6 +51,7 @@ export class QueueSchema {
     this.jobs = `${this.quoted}.jobs`;
     this.jobTypes = `${this.quoted}.job_types`;
     this.jobSchedules = `${this.quoted}.job_schedules`;
+    this.jobScheduleTicks = `${this.quoted}.job_schedule_ticks`;
     this.jobStats = `${this.quoted}.job_stats`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
