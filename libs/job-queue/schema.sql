@@ -1,0 +1,272 @@
+-- The schema nest-pg-job-queue's migrations install (schema job_queue), read from the
+-- catalogs of a freshly migrated database. Generated: do not edit by hand. After changing
+-- a migration, run `npm run schema:dump` and commit the difference with it.
+
+CREATE SCHEMA job_queue;
+COMMENT ON SCHEMA job_queue IS 'nest-pg-job-queue: created by its CreateJobsTable migration';
+-- privileges: default
+
+CREATE SEQUENCE job_queue.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY job_queue.jobs.id;
+-- privileges: default
+
+CREATE TABLE job_queue.job_schedule_ticks (
+    id boolean NOT NULL DEFAULT true,
+    ticking_since timestamp with time zone NOT NULL,
+    ticked_at timestamp with time zone NOT NULL,
+    CONSTRAINT job_schedule_ticks_one_row_check CHECK (id),
+    CONSTRAINT job_schedule_ticks_pkey PRIMARY KEY (id)
+);
+-- privileges: default
+CREATE UNIQUE INDEX job_schedule_ticks_pkey ON job_queue.job_schedule_ticks USING btree (id);
+
+CREATE TABLE job_queue.job_schedules (
+    name text NOT NULL,
+    cron text NOT NULL,
+    timezone text NOT NULL DEFAULT 'UTC'::text,
+    catch_up text NOT NULL DEFAULT 'once'::text,
+    job_type text NOT NULL,
+    data jsonb NOT NULL DEFAULT 'null'::jsonb,
+    priority integer NOT NULL DEFAULT 100,
+    max_attempts integer,
+    source text NOT NULL DEFAULT 'schedule'::text,
+    next_fire_at timestamp with time zone,
+    last_fire_at timestamp with time zone,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    updated_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT job_schedules_catch_up_check CHECK ((catch_up = ANY (ARRAY['once'::text, 'skip'::text]))),
+    CONSTRAINT job_schedules_cron_length_check CHECK ((char_length(cron) <= 255)),
+    CONSTRAINT job_schedules_job_type_length_check CHECK ((char_length(job_type) <= 255)),
+    CONSTRAINT job_schedules_max_attempts_check CHECK ((max_attempts >= 1)),
+    CONSTRAINT job_schedules_name_length_check CHECK ((char_length(name) <= 255)),
+    CONSTRAINT job_schedules_pkey PRIMARY KEY (name),
+    CONSTRAINT job_schedules_source_check CHECK ((source = ANY (ARRAY['handler'::text, 'schedule'::text])))
+);
+-- privileges: default
+CREATE INDEX job_schedules_next_fire_at_idx ON job_queue.job_schedules USING btree (next_fire_at) WHERE (next_fire_at IS NOT NULL);
+CREATE UNIQUE INDEX job_schedules_pkey ON job_queue.job_schedules USING btree (name);
+
+CREATE TABLE job_queue.job_stats (
+    id boolean NOT NULL DEFAULT true,
+    counts jsonb NOT NULL,
+    refreshed_at timestamp with time zone NOT NULL,
+    count_ms double precision NOT NULL,
+    CONSTRAINT job_stats_count_ms_check CHECK ((count_ms >= (0)::double precision)),
+    CONSTRAINT job_stats_one_row_check CHECK (id),
+    CONSTRAINT job_stats_pkey PRIMARY KEY (id)
+);
+-- privileges: default
+CREATE UNIQUE INDEX job_stats_pkey ON job_queue.job_stats USING btree (id);
+
+CREATE TABLE job_queue.job_types (
+    job_type text NOT NULL,
+    paused_at timestamp with time zone,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    updated_at timestamp with time zone NOT NULL DEFAULT now(),
+    completed_retention_ms bigint,
+    failed_retention_ms bigint,
+    cancelled_retention_ms bigint,
+    retention_updated_at timestamp with time zone,
+    CONSTRAINT job_types_job_type_length_check CHECK ((char_length(job_type) <= 255)),
+    CONSTRAINT job_types_pkey PRIMARY KEY (job_type),
+    CONSTRAINT job_types_retention_check CHECK (((completed_retention_ms >= 0) AND (failed_retention_ms >= 0) AND (cancelled_retention_ms >= 0)))
+);
+-- privileges: default
+CREATE UNIQUE INDEX job_types_pkey ON job_queue.job_types USING btree (job_type);
+
+CREATE TABLE job_queue.jobs (
+    id bigint NOT NULL DEFAULT nextval('job_queue.jobs_id_seq'::regclass),
+    job_type text NOT NULL,
+    priority integer NOT NULL DEFAULT 100,
+    status text NOT NULL DEFAULT 'pending'::text,
+    data jsonb NOT NULL DEFAULT '{}'::jsonb,
+    progress smallint NOT NULL DEFAULT 0,
+    current_stage text,
+    events_count integer NOT NULL DEFAULT 0,
+    worker_id text,
+    claimed_at timestamp with time zone,
+    created_at timestamp with time zone NOT NULL DEFAULT now(),
+    started_at timestamp with time zone,
+    completed_at timestamp with time zone,
+    attempts integer NOT NULL DEFAULT 0,
+    max_attempts integer,
+    run_token integer NOT NULL DEFAULT 0,
+    backoff_base_ms integer,
+    backoff_max_ms integer,
+    backoff_jitter double precision,
+    last_error text,
+    run_at timestamp with time zone NOT NULL DEFAULT now(),
+    heartbeat_at timestamp with time zone,
+    unique_key text,
+    result jsonb,
+    updated_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT jobs_attempts_check CHECK (((attempts >= 0) AND ((max_attempts IS NULL) OR (max_attempts >= 1)))),
+    CONSTRAINT jobs_current_stage_length_check CHECK ((char_length(current_stage) <= 255)),
+    CONSTRAINT jobs_job_type_length_check CHECK ((char_length(job_type) <= 255)),
+    CONSTRAINT jobs_pkey PRIMARY KEY (id),
+    CONSTRAINT jobs_progress_check CHECK (((progress >= 0) AND (progress <= 100))),
+    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT jobs_unique_key_length_check CHECK ((char_length(unique_key) <= 255)),
+    CONSTRAINT jobs_worker_id_length_check CHECK ((char_length(worker_id) <= 255))
+);
+ALTER TABLE job_queue.jobs SET (autovacuum_vacuum_scale_factor=0.05, autovacuum_vacuum_threshold=1000, autovacuum_analyze_scale_factor=0.05, autovacuum_analyze_threshold=1000);
+-- privileges: default
+CREATE INDEX jobs_claim_idx ON job_queue.jobs USING btree (job_type, priority DESC, created_at, id) WHERE (status = 'pending'::text);
+CREATE INDEX jobs_finished_idx ON job_queue.jobs USING btree (job_type, status, completed_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
+CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (status = ANY (ARRAY['claimed'::text, 'running'::text]));
+CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
+CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
+CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text])));
+CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
+
+CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_types text[], p_batch_size integer, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_start boolean DEFAULT false, p_type_caps integer[] DEFAULT NULL::integer[], p_max_attempts integer[] DEFAULT NULL::integer[], p_backoff_base_ms integer[] DEFAULT NULL::integer[], p_backoff_max_ms integer[] DEFAULT NULL::integer[], p_backoff_jitter double precision[] DEFAULT NULL::double precision[])
+ RETURNS SETOF job_queue.jobs
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET enable_bitmapscan TO 'off'
+ SET enable_sort TO 'off'
+ SET jit TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+AS $function$
+    BEGIN
+      RETURN QUERY 
+  WITH types AS (
+    SELECT t.job_type,
+           min(LEAST(COALESCE(t.cap, $3), $3)) AS cap,
+           min(t.max_attempts) AS max_attempts,
+           min(t.backoff_base_ms) AS backoff_base_ms,
+           min(t.backoff_max_ms) AS backoff_max_ms,
+           min(t.backoff_jitter) AS backoff_jitter
+    FROM unnest($2::text[], $6::integer[], $7::integer[], $8::integer[], $9::integer[],
+                $10::float8[])
+      AS t(job_type, cap, max_attempts, backoff_base_ms, backoff_max_ms, backoff_jitter)
+    WHERE t.job_type IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM "job_queue".job_types paused
+                      WHERE paused.job_type = t.job_type AND paused.paused_at IS NOT NULL)
+    GROUP BY t.job_type
+    HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
+  ), heads AS (
+    SELECT types.job_type, head.priority, head.created_at, head.id
+    FROM types CROSS JOIN LATERAL (
+      SELECT j.priority, j.created_at, j.id FROM "job_queue".jobs j
+      WHERE j.status = 'pending' AND j.job_type = types.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT types.cap
+    ) AS head
+    WHERE (SELECT count(*) FROM types) > 1
+  ), shares AS (
+    SELECT best.job_type, count(*) AS take
+    FROM (SELECT job_type FROM heads ORDER BY priority DESC, created_at ASC, id ASC LIMIT $3) AS best
+    GROUP BY best.job_type
+  ), takes AS (
+    SELECT types.*,
+           CASE WHEN (SELECT count(*) FROM types) > 1 THEN COALESCE(shares.take, 0)
+                ELSE types.cap END AS take
+    FROM types LEFT JOIN shares ON shares.job_type = types.job_type
+  ), candidates AS (
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
+    FROM takes CROSS JOIN LATERAL (
+      SELECT j.id FROM "job_queue".jobs j
+      WHERE j.status = 'pending' AND j.job_type = takes.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT takes.take
+      FOR UPDATE SKIP LOCKED
+    ) AS locked
+    WHERE takes.take > 0
+  ), claimed AS (
+    UPDATE "job_queue".jobs AS jobs SET
+      status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
+      started_at = CASE WHEN $5 THEN COALESCE($4, now()) ELSE jobs.started_at END,
+      worker_id = $1,
+      claimed_at = COALESCE($4, now()),
+      heartbeat_at = COALESCE($4, now()),
+      updated_at = COALESCE($4, now()),
+      attempts = jobs.attempts + 1,
+      run_token = jobs.run_token + 1,
+      max_attempts = COALESCE(jobs.max_attempts, candidates.max_attempts),
+      backoff_base_ms = COALESCE(jobs.backoff_base_ms, candidates.backoff_base_ms),
+      backoff_max_ms = COALESCE(jobs.backoff_max_ms, candidates.backoff_max_ms),
+      backoff_jitter = COALESCE(jobs.backoff_jitter, candidates.backoff_jitter)
+    FROM candidates
+    WHERE jobs.id = candidates.id
+    RETURNING jobs.*
+  )
+  SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC;
+    END
+    $function$;
+-- privileges: <owner>: EXECUTE
+
+CREATE OR REPLACE FUNCTION job_queue.jobs_notify_inserted()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    BEGIN
+      PERFORM pg_catalog.pg_notify('job_queue_jobs_inserted', '');
+      RETURN NULL;
+    END
+    $function$;
+-- privileges: <owner>: EXECUTE
+
+CREATE OR REPLACE FUNCTION job_queue.prune_jobs(p_lock_key bigint, p_completed_ms double precision, p_failed_ms double precision, p_cancelled_ms double precision, p_older_than_ms double precision, p_statuses text[], p_types text[], p_limit integer)
+ RETURNS TABLE(held boolean, deleted integer)
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET jit TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+ SET enable_bitmapscan TO 'off'
+AS $function$
+    BEGIN
+      RETURN QUERY 
+  WITH RECURSIVE lock AS (
+    SELECT CASE WHEN $1::bigint IS NULL THEN true
+                ELSE pg_catalog.pg_try_advisory_xact_lock($1::bigint) END AS got
+  ), types AS (
+    (SELECT j.job_type FROM "job_queue".jobs j
+     WHERE j.status IN ('completed', 'failed', 'cancelled') AND (SELECT lock.got FROM lock)
+     ORDER BY j.job_type LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.job_type FROM "job_queue".jobs j
+            WHERE j.status IN ('completed', 'failed', 'cancelled')
+              AND j.job_type > types.job_type
+            ORDER BY j.job_type LIMIT 1)
+    FROM types WHERE types.job_type IS NOT NULL
+  ), rules AS (
+    SELECT types.job_type, s.status,
+           CASE WHEN $5::float8 IS NOT NULL THEN $5::float8
+                WHEN t.retention_updated_at IS NULL THEN s.default_ms
+                WHEN s.status = 'completed' THEN t.completed_retention_ms::float8
+                WHEN s.status = 'failed' THEN t.failed_retention_ms::float8
+                ELSE t.cancelled_retention_ms::float8 END AS keep_ms
+    FROM types
+      CROSS JOIN (VALUES ('completed'::text, $2::float8), ('failed'::text, $3::float8),
+                         ('cancelled'::text, $4::float8)) AS s(status, default_ms)
+      LEFT JOIN "job_queue".job_types t ON t.job_type = types.job_type
+    WHERE types.job_type IS NOT NULL
+      AND ($6::text[] IS NULL OR s.status = ANY ($6::text[]))
+      AND ($7::text[] IS NULL OR types.job_type = ANY ($7::text[]))
+  ), doomed AS (
+    SELECT old.id FROM rules CROSS JOIN LATERAL (
+      SELECT j.id FROM "job_queue".jobs j
+      WHERE j.status IN ('completed', 'failed', 'cancelled')
+        AND j.job_type = rules.job_type AND j.status = rules.status
+        AND j.completed_at < pg_catalog.now() - rules.keep_ms * interval '1 millisecond'
+      ORDER BY j.completed_at
+      LIMIT $8::integer
+      FOR UPDATE OF j SKIP LOCKED
+    ) AS old
+    WHERE rules.keep_ms IS NOT NULL
+    LIMIT $8::integer
+  ), gone AS (
+    DELETE FROM "job_queue".jobs AS j USING doomed
+    WHERE j.id = doomed.id AND j.status IN ('completed', 'failed', 'cancelled')
+    RETURNING j.id
+  )
+  SELECT (SELECT lock.got FROM lock), pg_catalog.count(*)::integer FROM gone;
+    END
+    $function$;
+-- privileges: <owner>: EXECUTE
