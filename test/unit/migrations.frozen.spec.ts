@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { QueryRunner } from 'typeorm';
+import { jobQueueMigrationsFor } from '../../libs/job-queue/src/migrations';
+
+/**
+ * SHA-256 of every statement (text and parameters, in order) each migration's `up` and `down`
+ * send, for the default schema. A database that ran a shipped migration keeps what that text
+ * installed, so the text must never change: a refactor that builds it from shared parts must
+ * build the same bytes. A new migration adds its two lines here; no line ever changes.
+ */
+const SHIPPED: Record<string, string> = {
+  'CreateJobsTable1795939200000 up':
+    'bdee3113295fc28894b3b34068344866adcd1a53dcd1947b2581a0d4fb29e75d',
+  'CreateJobsTable1795939200000 down':
+    '40bdbe9bc84c087ff4dc5d9353467c0bbf845cd0d2fa3d379bd439a4fc052dd7',
+  'CreateClaimJobBatchFunction1795939200001 up':
+    '47dcca720da4eb5b7d811c981b162d1c0c237bc5e89dbead636f51de7b88c5d8',
+  'CreateClaimJobBatchFunction1795939200001 down':
+    'f9cbf6574df893116a54683c1a7c6f0d891b5e4b31a20650f55e0b6d3cfce34a',
+  'CreateJobTypesTable1795939200002 up':
+    'fa013f397dc1819a0fe88da39f3a3b0768466fda43eb512734b498ce2fec67a3',
+  'CreateJobTypesTable1795939200002 down':
+    '5cc926b4e82d7835421fb532be2c79138e949650740fcc5862f59a8c618e0645',
+  'AddJobRetention1795939200003 up':
+    '36c8e90280a0bb81e7372465f9eb83ffe1f2920624147bf591e1f73ecab39ea5',
+  'AddJobRetention1795939200003 down':
+    '2d733a68c78cd0bd223f5a3817d479234fbc54ab61023fa23acca15d6683cf38',
+  'CreateJobStatsTable1795939200004 up':
+    '9cd3b33962a3a8eb6c309a76f5d4b06c51c98b4b843379f4a8fcc1ff2a347c43',
+  'CreateJobStatsTable1795939200004 down':
+    '323f461daf38aea4b2b6c043c5ce09c428589b5bdb039c4ed5e1c654125fb513',
+  'CreateJobSchedulesTable1795939200005 up':
+    '2092ddf29e2b0195fcc815bdc3666773e6ccedf4148cec10a8b1227f6b1b6340',
+  'CreateJobSchedulesTable1795939200005 down':
+    '06b97a48db0f7a1ea32d1cf13cdab63033d634c30d8c1733ab1756cde9e66dad',
+  'SkipPausedJobTypesInClaim1795939200006 up':
+    '741226eca128c517ebd08ba485525d2f07170f9cd9841ac45116ffeda3d6714f',
+  'SkipPausedJobTypesInClaim1795939200006 down':
+    '5ac4d649a747a828b2e36fad970f92c7f4df4ceda04d8218b6a863955367c01e',
+  'PinPrunePlan1795939200007 up':
+    '2607ffcfd89cadeb341d131334e2efc0fe618b69e2279d56f4d8e34f3b1a50a7',
+  'PinPrunePlan1795939200007 down':
+    '6f779a8fc27fe10457996f7833960f95c1d539d47c36416a5b2c983ceb06c84e',
+  'CreateJobScheduleTicksTable1795939200008 up':
+    '9fca4f8241f2f9644439014dd5e682a23d5aca5bcd5fa747bfa171b6f76f19c1',
+  'CreateJobScheduleTicksTable1795939200008 down':
+    'e56a6b5d6c37781a6bf21c085fc6379a148d3a32b948567eaf72f869437eb5df',
+};
+
+/** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */
+function recordingRunner(sent: unknown[]): QueryRunner {
+  const query = async (sql: string, parameters?: unknown[]) => {
+    sent.push([sql, parameters ?? null]);
+    // CreateJobsTable asks whether the schema exists (up) and whether it made it (down);
+    // schemaMigration reads search_path.
+    return [{ present: false, ours: true, path: '"$user", public' }];
+  };
+  return { query } as unknown as QueryRunner;
+}
+
+async function statementsHash(run: (runner: QueryRunner) => Promise<void>): Promise<string> {
+  const sent: unknown[] = [];
+  await run(recordingRunner(sent));
+  return createHash('sha256').update(JSON.stringify(sent)).digest('hex');
+}
+
+describe('shipped migrations', () => {
+  it('send the statements they shipped with, byte for byte', async () => {
+    const hashes: Record<string, string> = {};
+    for (const Migration of jobQueueMigrationsFor()) {
+      const migration = new Migration();
+      hashes[`${migration.name} up`] = await statementsHash((r) => migration.up(r));
+      hashes[`${migration.name} down`] = await statementsHash((r) => migration.down(r));
+    }
+    expect(hashes).toEqual(SHIPPED);
+  });
+});
