@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/migrations';
+import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/functions/current-functions';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { createPlanTestDatabase } from '../support/plan-template';
 import { claim, connect } from './claim-job-batch.support';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/migrations';
+import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/functions/current-functions';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import {

@@ -1,4 +1,4 @@
-import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/migrations';
+import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/functions/current-functions';
 import {
   blocksOf,
   explainAnalyze,

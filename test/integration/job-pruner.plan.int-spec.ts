@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { pruneJobsQueryV1 } from '../../libs/job-queue/src/migrations/1795939200003-AddJobRetention';
+import { currentPruneJobsQuery } from '../../libs/job-queue/src/sql/functions/current-functions';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { createTestDatabase, TestDatabase } from '../support/database';
@@ -95,7 +95,9 @@ describe('pruning: plan and cost with a million finished jobs', () => {
     for (const [name, value] of Object.entries(settings)) {
       await client.query(`SELECT pg_catalog.set_config($1, $2, false)`, [name, value]);
     }
-    await client.query(`PREPARE prune_plan AS ${pruneJobsQueryV1(queueSchema(DEFAULT_SCHEMA))}`);
+    await client.query(
+      `PREPARE prune_plan AS ${currentPruneJobsQuery(queueSchema(DEFAULT_SCHEMA))}`,
+    );
   }, 120_000);
 
   afterAll(async () => {

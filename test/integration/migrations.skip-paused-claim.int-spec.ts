@@ -1,5 +1,5 @@
-import { claimJobBatchQueryV1 } from '../../libs/job-queue/src/migrations/1795939200001-CreateClaimJobBatchFunction';
-import { claimJobBatchQueryV2 } from '../../libs/job-queue/src/migrations/1795939200006-SkipPausedJobTypesInClaim';
+import { claimJobBatchQueryV1 } from '../../libs/job-queue/src/sql/functions/claim-job-batch.v1';
+import { claimJobBatchQueryV2 } from '../../libs/job-queue/src/sql/functions/claim-job-batch.v2';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import {
   queueFunction,

@@ -44,15 +44,14 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the conflict clause or nothing, both constants of the same file; values are parameters',
   'libs/job-queue/src/migrations/1795939200000-CreateJobsTable.ts CREATED_SCHEMA_COMMENT':
     'COMMENT ON takes a literal, not a parameter; the marker is a constant of the same file',
-  'libs/job-queue/src/migrations/1795939200001-CreateClaimJobBatchFunction.ts claimJobBatchQueryV1(schema)':
-    'DDL cannot take parameters; the claim query body is shared with the plan test',
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts definition':
+    'DDL cannot take parameters; the frozen definition of the claim around one version of its ' +
+    'statement, built from constants and the checked schema',
   'libs/job-queue/src/migrations/1795939200001-CreateClaimJobBatchFunction.ts CLAIM_JOB_BATCH_SIGNATURE(schema)':
     'DROP/REVOKE name the function by its signature: the checked schema and fixed types',
-  'libs/job-queue/src/migrations/1795939200006-SkipPausedJobTypesInClaim.ts claimQuery':
-    'DDL cannot take parameters; the claim query body (V2 up, V1 down) is shared with the plan test',
   'libs/job-queue/src/migrations/1795939200007-PinPrunePlan.ts PRUNE_JOBS_SIGNATURE(schema)':
     'ALTER FUNCTION names the function by its signature: the checked schema and fixed types',
-  'libs/job-queue/src/migrations/1795939200003-AddJobRetention.ts pruneJobsQueryV1(schema)':
+  'libs/job-queue/src/sql/functions/prune-jobs.v1.ts pruneJobsQueryV1(schema)':
     'DDL cannot take parameters; the prune query body is shared with the plan test',
 };
 

@@ -1,4 +1,5 @@
 import { QueryRunner } from 'typeorm';
+import { createJobsNotifyInsertedV1 } from '../sql/functions/jobs-notify-inserted.v1';
 import { QueueSchema } from '../sql/queue-schema';
 import { MigrationClass, schemaMigration } from './schema-migration';
 
@@ -68,18 +69,7 @@ async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> 
     CREATE INDEX jobs_lease_idx ON ${schema.jobs} (heartbeat_at)
       WHERE status IN ('claimed', 'running')
   `);
-  // One notification per statement: enqueueMany of 10,000 jobs wakes workers once, not 10,000
-  // times. The channel is the schema's own: a queue in another schema is not woken.
-  await queryRunner.query(`
-    CREATE FUNCTION ${schema.notifyInserted}() RETURNS trigger LANGUAGE plpgsql
-      SET search_path = pg_catalog, pg_temp
-    AS $$
-    BEGIN
-      PERFORM pg_catalog.pg_notify('${schema.insertedChannel}', '');
-      RETURN NULL;
-    END
-    $$
-  `);
+  await queryRunner.query(createJobsNotifyInsertedV1(schema));
   await queryRunner.query(`REVOKE ALL ON FUNCTION ${schema.notifyInserted}() FROM PUBLIC`);
   await queryRunner.query(`
     CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON ${schema.jobs}

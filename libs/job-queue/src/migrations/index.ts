@@ -1,5 +1,4 @@
 import { MigrationInterface } from 'typeorm';
-import { DEFAULT_SCHEMA } from '../job-queue.constants';
 import { schemaOption } from '../job-queue.options';
 import { queueSchema } from '../sql/queue-schema';
 import { createJobsTableFor } from './1795939200000-CreateJobsTable';
@@ -8,10 +7,7 @@ import { createJobTypesTableFor } from './1795939200002-CreateJobTypesTable';
 import { addJobRetentionFor } from './1795939200003-AddJobRetention';
 import { createJobStatsTableFor } from './1795939200004-CreateJobStatsTable';
 import { createJobSchedulesTableFor } from './1795939200005-CreateJobSchedulesTable';
-import {
-  claimJobBatchQueryV2,
-  skipPausedJobTypesInClaimFor,
-} from './1795939200006-SkipPausedJobTypesInClaim';
+import { skipPausedJobTypesInClaimFor } from './1795939200006-SkipPausedJobTypesInClaim';
 import { pinPrunePlanFor } from './1795939200007-PinPrunePlan';
 import { createJobScheduleTicksTableFor } from './1795939200008-CreateJobScheduleTicksTable';
 import { MigrationClass } from './schema-migration';
@@ -58,6 +54,3 @@ export function jobQueueMigrationsFor(
   bySchema.set(name, migrations);
   return [...migrations];
 }
-
-/** The claim statement the newest migration installed, in the default schema (for plan checks). */
-export const CURRENT_CLAIM_JOB_BATCH_QUERY = claimJobBatchQueryV2(queueSchema(DEFAULT_SCHEMA));

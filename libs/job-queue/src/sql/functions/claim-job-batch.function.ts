@@ -1,0 +1,60 @@
+import { QueueSchema } from '../queue-schema';
+
+/*
+ * `claim_job_batch` as CREATE FUNCTION defines it: the signature (the seed's three parameters,
+ * then optional ones with defaults), the settings and the plpgsql body around one statement (a
+ * version of the claim: `claim-job-batch.v1.ts`, `claim-job-batch.v2.ts`). Shipped with
+ * CreateClaimJobBatchFunction (1795939200001) and frozen: every version so far is installed with
+ * this very text around it.
+ *
+ * The SET clauses pin the plan to ordered scans of jobs_claim_idx. Without statistics (a new
+ * table, or a sudden backlog before autovacuum analyzes it) the planner otherwise picks a bitmap
+ * scan of every pending row of a type plus a sort, several times slower. Turning sorts off adds
+ * a huge cost to the plan (the merge of the heads still sorts, a few rows), which would switch
+ * on JIT, compiling the statement at every call: jit off. A per-type LIMIT is a column, not a
+ * known number, so the planner guesses a tenth of the backlog; with nothing but pending rows it
+ * then hashed the whole table to find the claimed ones: nested loops only (each join here is a
+ * few rows, and the update finds its rows by primary key). search_path: nothing in the body
+ * resolves outside pg_catalog (the tables are named with their schema).
+ */
+const claimJobBatchDefinition = (
+  schema: QueueSchema,
+  statement: string,
+): string => `${schema.claimJobBatch}(
+      p_worker_id text,
+      p_job_types text[],
+      p_batch_size integer,
+      p_now timestamptz DEFAULT NULL,
+      p_start boolean DEFAULT false,
+      p_type_caps integer[] DEFAULT NULL,
+      p_max_attempts integer[] DEFAULT NULL,
+      p_backoff_base_ms integer[] DEFAULT NULL,
+      p_backoff_max_ms integer[] DEFAULT NULL,
+      p_backoff_jitter float8[] DEFAULT NULL
+    ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql
+      SET search_path = pg_catalog, pg_temp
+      SET enable_bitmapscan = off SET enable_sort = off SET jit = off
+      SET enable_hashjoin = off SET enable_mergejoin = off
+    AS $fn$
+    BEGIN
+      RETURN QUERY ${statement};
+    END
+    $fn$
+  `;
+
+/** The CREATE FUNCTION of CreateClaimJobBatchFunction, running `statement`. */
+export function createClaimJobBatch(schema: QueueSchema, statement: string): string {
+  const definition = claimJobBatchDefinition(schema, statement);
+  return `
+    CREATE FUNCTION ${definition}`;
+}
+
+/**
+ * Replaces the body of `claim_job_batch` (same signature, same SET clauses). CREATE OR REPLACE
+ * keeps the function's owner and its grants (the runtime role's EXECUTE, no PUBLIC).
+ */
+export function replaceClaimJobBatch(schema: QueueSchema, statement: string): string {
+  const definition = claimJobBatchDefinition(schema, statement);
+  return `
+    CREATE OR REPLACE FUNCTION ${definition}`;
+}

@@ -1,0 +1,27 @@
+import { DEFAULT_SCHEMA } from '../../job-queue.constants';
+import { queueSchema } from '../queue-schema';
+import { claimJobBatchQueryV2 } from './claim-job-batch.v2';
+import { pruneJobsQueryV1 } from './prune-jobs.v1';
+
+/*
+ * The version of each function's statement that the migrations leave installed, for a reader and
+ * for the plan tests that EXPLAIN exactly that text. A migration that installs a new version
+ * changes its line here (test/integration/sql-functions.current.int-spec.ts compares these with
+ * the migrated database). Everything else the migrations install, with every function's
+ * settings and grants, is in libs/job-queue/schema.sql.
+ *
+ * - claim_job_batch: `claimJobBatchQueryV2` (SkipPausedJobTypesInClaim, 1795939200006), inside
+ *   the definition of claim-job-batch.function.ts.
+ * - prune_jobs: `pruneJobsQueryV1` (AddJobRetention, 1795939200003), with the join settings
+ *   PinPrunePlan (1795939200007) added.
+ * - jobs_notify_inserted: `createJobsNotifyInsertedV1` (CreateJobsTable, 1795939200000).
+ */
+
+/** The statement `claim_job_batch` runs now. */
+export const currentClaimJobBatchQuery = claimJobBatchQueryV2;
+
+/** The statement `prune_jobs` runs now. */
+export const currentPruneJobsQuery = pruneJobsQueryV1;
+
+/** `currentClaimJobBatchQuery` in the default schema, as the plan tests EXPLAIN it. */
+export const CURRENT_CLAIM_JOB_BATCH_QUERY = currentClaimJobBatchQuery(queueSchema(DEFAULT_SCHEMA));

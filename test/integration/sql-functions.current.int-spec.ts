@@ -1,0 +1,40 @@
+import { DataSource } from 'typeorm';
+import {
+  currentClaimJobBatchQuery,
+  currentPruneJobsQuery,
+} from '../../libs/job-queue/src/sql/functions/current-functions';
+import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { queueFunction } from '../support/migrations';
+
+/**
+ * current-functions.ts names the statement each function of a migrated database runs: the plan
+ * tests EXPLAIN that text, and a reader looks it up there.
+ */
+describe('current SQL functions', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  const schema = queueSchema('job_queue');
+  const runs = (query: string) => expect.stringContaining(`RETURN QUERY ${query};`);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = new DataSource({ type: 'postgres', url: db.url });
+    await dataSource.initialize();
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await db?.drop();
+  });
+
+  it('claim_job_batch runs currentClaimJobBatchQuery', async () => {
+    const { body } = await queueFunction(dataSource, 'claim_job_batch');
+    expect(body).toEqual(runs(currentClaimJobBatchQuery(schema)));
+  });
+
+  it('prune_jobs runs currentPruneJobsQuery', async () => {
+    const { body } = await queueFunction(dataSource, 'prune_jobs');
+    expect(body).toEqual(runs(currentPruneJobsQuery(schema)));
+  });
+});
