@@ -20,17 +20,16 @@ import {
   DEFAULT_STAGER_INTERVAL_MS,
   DEFAULT_STATS_INTERVAL_MS,
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
-  DEFAULT_SCHEMA,
   DEFAULT_STALE_AFTER_MS,
   MAX_BATCH_BYTES_LIMIT,
   MAX_JOB_TYPE_LENGTH,
   PG_INT_MAX,
-  SCHEMA_NAME_PATTERN,
 } from './job-queue.constants';
 import { INVALID_OPTION, UNKNOWN_OPTION } from './job-queue.messages';
 import { InvalidJobQueueOptionsError } from './errors';
 import { BackoffOptions } from './interfaces/backoff-options.interface';
 import { DEFAULT_RETENTION, resolveRetention, ResolvedRetention } from './retention.options';
+import { schemaOption } from './schema-name.validation';
 import {
   JobQueueModuleOptions,
   JobQueueWorkerOptions,
@@ -58,7 +57,7 @@ export interface ResolvedWorkerOptions {
 /** Every option filled in and checked: what the rest of the library reads. */
 export interface ResolvedJobQueueOptions {
   dataSource: string | undefined;
-  /** The queue's schema, checked by `schemaOption`. */
+  /** The queue's schema, checked by `schemaOption` (schema-name.validation.ts). */
   schema: string;
   workerId: string;
   worker: ResolvedWorkerOptions | false;
@@ -167,27 +166,6 @@ function stringOption(option: string, value: unknown, maxLength: number): string
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
     fail(option, value, `a non-empty string of at most ${maxLength} characters`);
-  }
-  return value;
-}
-
-/**
- * The queue's schema: an identifier that needs no quoting (`SCHEMA_NAME_PATTERN`), and neither a
- * system schema nor `public`, where other roles may be allowed to create objects. Shared with
- * `jobQueueMigrationsFor`, so a migration and the module refuse the same names alike.
- */
-export function schemaOption(value: unknown): string {
-  if (value === undefined) return DEFAULT_SCHEMA;
-  if (typeof value !== 'string' || !SCHEMA_NAME_PATTERN.test(value)) {
-    fail(
-      'schema',
-      value,
-      'a schema name of lowercase letters, digits and _, not starting with a digit, ' +
-        'at most 49 characters',
-    );
-  }
-  if (value === 'public' || value === 'information_schema' || value.startsWith('pg_')) {
-    fail('schema', value, "a schema of the queue's own, not public or a system schema");
   }
   return value;
 }
