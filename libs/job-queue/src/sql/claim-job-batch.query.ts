@@ -59,6 +59,11 @@ const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
  * same statement (the worker starts each job it claims at once); jobs come back best first, each
  * with its new `runToken` and its policy (`maxAttempts`, backoff) filled in.
  *
+ * The statement the function runs is `currentClaimJobBatchQuery` (sql/functions/
+ * current-functions.ts names the installed version; the versions and the function's definition
+ * are beside it); the function as the database holds it, settings and grants included, is in
+ * libs/job-queue/schema.sql.
+ *
  * The claim commits without waiting for its WAL flush (`synchronous_commit` off for this
  * transaction only): a claim lost to a database crash leaves its job pending, to be claimed and
  * run again, which at-least-once delivery allows; enqueues and outcomes stay durable. It takes

@@ -30,10 +30,11 @@ const PRUNE_JOBS = (schema: QueueSchema): string => `
 
 /**
  * Deletes up to `limit` finished jobs whose `completed_at` is older than their retention (see
- * `pruneJobsQueryV1`, which `prune_jobs()` runs), oldest first within each type and status. With
- * `lockKey`, only if this statement gets that transaction-scoped advisory lock (`held` false
- * otherwise): one node prunes a schema at a time, and as one autocommit statement the lock lasts
- * exactly as long as it.
+ * `currentPruneJobsQuery` in sql/functions/current-functions.ts, the statement `prune_jobs()`
+ * runs; the function with its settings as installed is in libs/job-queue/schema.sql), oldest
+ * first within each type and status. With `lockKey`, only if this statement gets that
+ * transaction-scoped advisory lock (`held` false otherwise): one node prunes a schema at a time,
+ * and as one autocommit statement the lock lasts exactly as long as it.
  */
 export async function pruneJobs(
   db: Queryable,
