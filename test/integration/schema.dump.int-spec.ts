@@ -8,7 +8,8 @@ import {
 } from '../../libs/job-queue/scripts/schema-dump';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
-const COMMITTED = join(__dirname, '..', '..', 'libs', 'job-queue', SCHEMA_DUMP_FILE);
+const COMMITTED_PATH = `libs/job-queue/${SCHEMA_DUMP_FILE}`;
+const COMMITTED = join(__dirname, '..', '..', COMMITTED_PATH);
 
 /** Where two texts first part, with a few lines of each around it. */
 function firstDifference(expected: string, actual: string): string {
@@ -23,7 +24,7 @@ function firstDifference(expected: string, actual: string): string {
       .join('\n');
   return (
     `first difference at line ${line + 1}:\n` +
-    `  ${SCHEMA_DUMP_FILE}:\n${around(want)}\n  the migrations:\n${around(got)}`
+    `  ${COMMITTED_PATH}:\n${around(want)}\n  the migrations:\n${around(got)}`
   );
 }
 
@@ -51,7 +52,7 @@ describe('schema dump', () => {
     const committed = readFileSync(COMMITTED, 'utf8');
     if (installed !== committed) {
       throw new Error(
-        `${SCHEMA_DUMP_FILE} differs from what the migrations install; ` +
+        `${COMMITTED_PATH} differs from what the migrations install; ` +
           `regenerate it with \`${SCHEMA_DUMP_COMMAND}\` and commit it.\n` +
           firstDifference(committed, installed),
       );
