@@ -58,14 +58,15 @@ async function rows<T>(client: Client, sql: string, params: unknown[]): Promise<
  */
 function aclText(acl: string, owner: string): string {
   return `COALESCE((
-    SELECT pg_catalog.string_agg(e.grantee || ': ' || e.privileges, '; ' ORDER BY e.grantee)
+    SELECT pg_catalog.string_agg(e.grantee || ': ' || e.privileges, '; '
+                          ORDER BY e.grantee COLLATE "C")
     FROM (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC'
                       WHEN a.grantee = ${owner} THEN '<owner>'
                       ELSE pg_catalog.pg_get_userbyid(a.grantee) END AS grantee,
                  pg_catalog.string_agg(a.privilege_type
                                        || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION'
                                                ELSE '' END,
-                                       ', ' ORDER BY a.privilege_type) AS privileges
+                                       ', ' ORDER BY a.privilege_type COLLATE "C") AS privileges
           FROM pg_catalog.aclexplode(${acl}) a GROUP BY 1) e
   ), CASE WHEN ${acl} IS NULL THEN 'default' ELSE 'none' END)`;
 }
@@ -149,48 +150,44 @@ async function tableText(
   },
 ): Promise<string> {
   const qualified = `${schema}.${table.name}`;
-  const columns = await rows<{ text: string }>(
+  // Columns in their order, then constraints, indexes and triggers by name ("C": byte order, the
+  // same whatever the database's collation).
+  const parts = await rows<{ kind: 'column' | 'constraint' | 'index' | 'trigger'; text: string }>(
     client,
-    `SELECT pg_catalog.quote_ident(a.attname) || ' ' || pg_catalog.format_type(a.atttypid, a.atttypmod)
-            || CASE WHEN a.attcollation <> t.typcollation
-                    THEN ' COLLATE ' || pg_catalog.quote_ident(co.collname) ELSE '' END
-            || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
-            || COALESCE(' DEFAULT ' || pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
-            || COALESCE(' -- ' || pg_catalog.col_description(a.attrelid, a.attnum), '') AS text
-     FROM pg_catalog.pg_attribute a
-       JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
-       LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
-       LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-     WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
-     ORDER BY a.attnum`,
+    `SELECT p.kind, p.text FROM (
+       SELECT 1 AS rank, 'column' AS kind, pg_catalog.lpad(a.attnum::text, 5, '0') AS sort,
+              pg_catalog.quote_ident(a.attname) || ' '
+              || pg_catalog.format_type(a.atttypid, a.atttypmod)
+              || CASE WHEN a.attcollation <> t.typcollation
+                      THEN ' COLLATE ' || pg_catalog.quote_ident(co.collname) ELSE '' END
+              || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+              || COALESCE(' DEFAULT ' || pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
+              || COALESCE(' -- ' || pg_catalog.col_description(a.attrelid, a.attnum), '') AS text
+       FROM pg_catalog.pg_attribute a
+         JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
+         LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+       WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+       UNION ALL
+       SELECT 2, 'constraint', c.conname::text,
+              'CONSTRAINT ' || pg_catalog.quote_ident(c.conname) || ' '
+              || pg_catalog.pg_get_constraintdef(c.oid)
+       FROM pg_catalog.pg_constraint c WHERE c.conrelid = $1::oid
+       UNION ALL
+       SELECT 3, 'index', ic.relname::text, pg_catalog.pg_get_indexdef(i.indexrelid) || ';'
+       FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+       WHERE i.indrelid = $1::oid
+       UNION ALL
+       SELECT 4, 'trigger', tg.tgname::text, pg_catalog.pg_get_triggerdef(tg.oid) || ';'
+       FROM pg_catalog.pg_trigger tg WHERE tg.tgrelid = $1::oid AND NOT tg.tgisinternal
+     ) AS p
+     ORDER BY p.rank, p.sort COLLATE "C"`,
     [table.oid],
   );
-  const constraints = await rows<{ text: string }>(
-    client,
-    `SELECT 'CONSTRAINT ' || pg_catalog.quote_ident(c.conname) || ' '
-            || pg_catalog.pg_get_constraintdef(c.oid) AS text
-     FROM pg_catalog.pg_constraint c
-     WHERE c.conrelid = $1::oid
-     ORDER BY c.conname`,
-    [table.oid],
-  );
-  const indexes = await rows<{ text: string }>(
-    client,
-    `SELECT pg_catalog.pg_get_indexdef(i.indexrelid) || ';' AS text
-     FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
-     WHERE i.indrelid = $1::oid
-     ORDER BY c.relname`,
-    [table.oid],
-  );
-  const triggers = await rows<{ text: string }>(
-    client,
-    `SELECT pg_catalog.pg_get_triggerdef(t.oid) || ';' AS text
-     FROM pg_catalog.pg_trigger t
-     WHERE t.tgrelid = $1::oid AND NOT t.tgisinternal
-     ORDER BY t.tgname`,
-    [table.oid],
-  );
-  const body = [...columns, ...constraints].map(({ text }) => `    ${text}`).join(',\n');
+  const of = (...kinds: string[]) => parts.filter(({ kind }) => kinds.includes(kind));
+  const body = of('column', 'constraint')
+    .map(({ text }) => `    ${text}`)
+    .join(',\n');
   return (
     `CREATE TABLE ${qualified} (\n${body}\n);\n` +
     (table.options ? `ALTER TABLE ${qualified} SET (${table.options.join(', ')});\n` : '') +
@@ -198,7 +195,9 @@ async function tableText(
       ? ''
       : `COMMENT ON TABLE ${qualified} IS ${literal(table.comment)};\n`) +
     `-- privileges: ${table.acl}\n` +
-    [...indexes, ...triggers].map(({ text }) => `${text}\n`).join('')
+    of('index', 'trigger')
+      .map(({ text }) => `${text}\n`)
+      .join('')
   );
 }
 
@@ -210,7 +209,7 @@ async function functions(client: Client, schema: string): Promise<string[]> {
             ${aclText('p.proacl', 'p.proowner')} AS acl
      FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
      WHERE n.nspname = $1::text
-     ORDER BY p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)`,
+     ORDER BY p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid) COLLATE "C"`,
     [schema],
   );
   return found.map(
