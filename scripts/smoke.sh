@@ -17,7 +17,7 @@ STOP_DEADLINE_S=10
 . scripts/lib/newcomer-run.sh
 
 newcomer_init job-queue-smoke-XXXXXX
-chmod 755 "$work" # as root the server runs as `postgres`, which must reach its data dir
+chmod 755 "$work" # as root the server runs as its own account, which must reach its data dir
 NEWCOMER_DATA_DIR="$work/pg"
 project_dir=$PWD
 newcomer_run

@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Job, JobQueueModule } from 'nest-pg-job-queue';
 import { exampleAppMigrations } from '../migrations';
+import { AuditLog } from './audit/audit-log.entity';
 import { HttpErrorFilter } from './common/http-error.filter';
+import { RequestValidationPipe } from './common/validation/request-validation.pipe';
 import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
 import { ReportsModule } from './reports/reports.module';
@@ -20,7 +22,7 @@ function envInt(name: string): number | undefined {
       useFactory: () => ({
         type: 'postgres',
         url: process.env.DATABASE_URL,
-        entities: [Job],
+        entities: [Job, AuditLog],
         migrations: exampleAppMigrations,
         migrationsRun: true,
       }),
@@ -37,6 +39,10 @@ function envInt(name: string): number | undefined {
     ReportsModule,
     JobsModule,
   ],
-  providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
+  providers: [
+    { provide: APP_FILTER, useClass: HttpErrorFilter },
+    // Every DTO (@Body, @Query) is transformed and validated, with the example's error shape.
+    { provide: APP_PIPE, useClass: RequestValidationPipe },
+  ],
 })
 export class AppModule {}

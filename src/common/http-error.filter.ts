@@ -50,7 +50,7 @@ function fromJobQueueError(error: JobQueueError): HttpErrorBody {
   return { statusCode: status, error: error.name, message: error.message, field };
 }
 
-/** Nest's HttpExceptions (request-validation.ts's 400s, a malformed JSON body's 400, 404 routes). */
+/** Nest's HttpExceptions (RequestValidationPipe's 400s, a malformed JSON body's 400, 404 routes). */
 function fromHttpException(exception: HttpException): HttpErrorBody {
   const status = exception.getStatus();
   const response = exception.getResponse();

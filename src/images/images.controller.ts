@@ -1,28 +1,27 @@
 import { Body, Controller, Post } from '@nestjs/common';
 import { QueueService } from 'nest-pg-job-queue';
-import {
-  optionalString,
-  requireInt,
-  requireObject,
-  requireString,
-} from '../common/request-validation';
 import { JobResponse, toJobResponse } from '../jobs/job.response';
+import { AuditedUploadService } from './audited-upload.service';
+import { AuditedUploadDto } from './dto/audited-upload.dto';
+import { BulkImagesDto } from './dto/bulk-images.dto';
+import { UploadImageDto } from './dto/upload-image.dto';
 import {
   BULK_IMPORT_PRIORITY,
   IMAGE_PROCESS_JOB,
   ImageJobData,
-  MAX_BULK_IMAGES,
   USER_UPLOAD_PRIORITY,
 } from './images.constants';
 
 @Controller('images')
 export class ImagesController {
-  constructor(private readonly queue: QueueService) {}
+  constructor(
+    private readonly queue: QueueService,
+    private readonly audited: AuditedUploadService,
+  ) {}
 
   /** A user's upload: `{ "name": "cat.png" }` → one high-priority job. */
   @Post()
-  async upload(@Body() body: unknown): Promise<JobResponse> {
-    const name = requireString('name', requireObject(body).name);
+  async upload(@Body() { name }: UploadImageDto): Promise<JobResponse> {
     const job = await this.queue.enqueue<ImageJobData>(
       IMAGE_PROCESS_JOB,
       { name, source: 'upload' },
@@ -31,14 +30,20 @@ export class ImagesController {
     return toJobResponse(job);
   }
 
+  /**
+   * The same upload with an audit line, `{ "name": "cat.png", "uploadedBy": "alice" }`: the line
+   * and the job are written in one transaction (AuditedUploadService).
+   */
+  @Post('audited')
+  async auditedUpload(@Body() { name, uploadedBy }: AuditedUploadDto): Promise<JobResponse> {
+    return toJobResponse(await this.audited.upload(name, uploadedBy));
+  }
+
   /** A backfill: `{ "count": 500, "prefix": "archive" }` → many low-priority jobs in one statement. */
   @Post('bulk')
   async bulk(
-    @Body() body: unknown,
+    @Body() { count, prefix = 'bulk' }: BulkImagesDto,
   ): Promise<{ enqueued: number; firstId: string; lastId: string }> {
-    const input = requireObject(body);
-    const count = requireInt('count', input.count, { min: 1, max: MAX_BULK_IMAGES });
-    const prefix = optionalString('prefix', input.prefix) ?? 'bulk';
     const jobs = await this.queue.enqueueMany<ImageJobData>(
       Array.from({ length: count }, (_, i) => ({
         type: IMAGE_PROCESS_JOB,

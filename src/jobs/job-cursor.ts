@@ -1,5 +1,3 @@
-import { BadRequestException } from '@nestjs/common';
-
 /**
  * The `cursor` of `GET /jobs`: where the previous page ended, as the sort key of its last row.
  * The list is newest first by `id` (the primary key), so the key is that id; the next page is
@@ -7,7 +5,7 @@ import { BadRequestException } from '@nestjs/common';
  * skip every row before it).
  *
  * Opaque to clients: base64url of `{"id":"<id>"}`. Decoding checks everything, so a cursor that
- * was not made here gets a 400 naming `cursor`, never a 500 or a query with a bad key.
+ * was not made here gets a 400 naming `cursor` (IsJobCursor), never a 500 or a query with a bad key.
  */
 export interface JobCursor {
   /** The last listed job's id (a positive bigint, as text). */
@@ -25,33 +23,29 @@ export function encodeJobCursor(cursor: JobCursor): string {
   return Buffer.from(JSON.stringify({ id: cursor.id }), 'utf8').toString('base64url');
 }
 
-function badCursor(value: unknown): never {
+/** What a malformed `cursor` is told, with (the start of) what was sent. */
+export function badCursorMessage(value: unknown): string {
   const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, MAX_CURSOR_LENGTH)) : '';
-  throw new BadRequestException({
-    statusCode: 400,
-    error: 'Bad Request',
-    message:
-      `cursor must be the nextCursor of an earlier GET /jobs answer` +
-      (shown ? ` (got ${shown}${String(value).length > MAX_CURSOR_LENGTH ? '…' : ''})` : ''),
-    field: 'cursor',
-  });
+  return (
+    `cursor must be the nextCursor of an earlier GET /jobs answer` +
+    (shown ? ` (got ${shown}${String(value).length > MAX_CURSOR_LENGTH ? '…' : ''})` : '')
+  );
 }
 
-/** The `cursor` query parameter: absent or empty is the first page; anything malformed a 400. */
-export function optionalJobCursor(value: unknown): JobCursor | undefined {
-  if (value === undefined || value === '') return undefined;
+/** A `cursor` as sent; undefined when it was not made by encodeJobCursor. */
+export function decodeJobCursor(value: unknown): JobCursor | undefined {
   // `?cursor=a&cursor=b` arrives as an array, `?cursor[x]=` as an object: refused as well.
   if (typeof value !== 'string' || value.length > MAX_CURSOR_LENGTH || !BASE64URL.test(value)) {
-    badCursor(value);
+    return undefined;
   }
   const bytes = Buffer.from(value, 'base64url');
   // Only the canonical encoding: no trailing bits, nothing Buffer would quietly drop.
-  if (bytes.toString('base64url') !== value) badCursor(value);
+  if (bytes.toString('base64url') !== value) return undefined;
   let decoded: unknown;
   try {
     decoded = JSON.parse(bytes.toString('utf8'));
   } catch {
-    badCursor(value);
+    return undefined;
   }
   const id = (decoded as { id?: unknown } | null)?.id;
   if (
@@ -63,7 +57,7 @@ export function optionalJobCursor(value: unknown): JobCursor | undefined {
     !ID.test(id) ||
     BigInt(id) > MAX_BIGINT
   ) {
-    badCursor(value);
+    return undefined;
   }
   return { id };
 }

@@ -1,22 +1,13 @@
-import {
-  BadRequestException,
-  Controller,
-  Get,
-  Param,
-  Post,
-  Query,
-  UseGuards,
-} from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { FindOptionsSelect, LessThan, Repository } from 'typeorm';
-import { Job, JobQueueStats, JobStatus, QueueService } from 'nest-pg-job-queue';
+import { Job, JobQueueStats, QueueService } from 'nest-pg-job-queue';
 import { AdminTokenGuard } from '../common/admin-token.guard';
-import { optionalEnum, optionalQueryInt, optionalString } from '../common/request-validation';
-import { encodeJobCursor, optionalJobCursor } from './job-cursor';
+import { DEFAULT_LIST_LIMIT, ListJobsQuery } from './dto/list-jobs.query';
+import { StaleJobsQuery } from './dto/stale-jobs.query';
+import { StatsQuery } from './dto/stats.query';
+import { decodeJobCursor, encodeJobCursor } from './job-cursor';
 import { JobResponse, toJobResponse } from './job.response';
-
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 200;
 
 /** What JobResponse shows: `data` (the client's own payload, maybe large) is not even fetched. */
 const LISTED_COLUMNS: FindOptionsSelect<Job> = {
@@ -35,24 +26,6 @@ const LISTED_COLUMNS: FindOptionsSelect<Job> = {
   result: true,
   lastError: true,
 };
-
-/** The offset paging GET /jobs had: a client still sending it is told what to send now. */
-const OFFSET_PARAMS: Record<string, string> = {
-  page: "pages are walked with cursor: send the previous answer's nextCursor",
-  pageSize: 'the page size is limit',
-};
-
-function refuseOffsetPaging(query: Record<string, unknown>): void {
-  for (const [field, instead] of Object.entries(OFFSET_PARAMS)) {
-    if (query[field] === undefined) continue;
-    throw new BadRequestException({
-      statusCode: 400,
-      error: 'Bad Request',
-      message: `${field} is no longer accepted by GET /jobs: ${instead} (limit 1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT})`,
-      field,
-    });
-  }
-}
 
 /**
  * Monitoring and management of jobs, as an operator would use them: every route wants the admin
@@ -86,14 +59,11 @@ export class JobsController {
    */
   @Get()
   async list(
-    @Query() query: Record<string, unknown>,
+    @Query() query: ListJobsQuery,
   ): Promise<{ items: JobResponse[]; nextCursor: string | null }> {
-    refuseOffsetPaging(query);
-    const status = optionalEnum('status', query.status, Object.values(JobStatus));
-    const jobType = optionalString('type', query.type);
-    const limit =
-      optionalQueryInt('limit', query.limit, { min: 1, max: MAX_LIMIT }) ?? DEFAULT_LIMIT;
-    const after = optionalJobCursor(query.cursor);
+    const { status, type: jobType } = query;
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    const after = query.cursor === undefined ? undefined : decodeJobCursor(query.cursor);
     // One row more than the page tells whether there is a next page, without a second query.
     const rows = await this.jobs.find({
       select: LISTED_COLUMNS,
@@ -116,19 +86,14 @@ export class JobsController {
    * background); `?maxAgeMs=0` counts the table now, which reads every row of it.
    */
   @Get('stats')
-  stats(@Query('maxAgeMs') maxAgeMs?: string): Promise<JobQueueStats> {
-    const ms = optionalQueryInt('maxAgeMs', maxAgeMs, { min: 0, max: 86_400_000 });
-    return this.queue.stats(ms === undefined ? {} : { maxAgeMs: ms });
+  stats(@Query() { maxAgeMs }: StatsQuery): Promise<JobQueueStats> {
+    return this.queue.stats(maxAgeMs === undefined ? {} : { maxAgeMs });
   }
 
   /** Claimed or running jobs that have not changed for `olderThanMinutes` (default 10). */
   @Get('stale')
-  async stale(@Query('olderThanMinutes') olderThanMinutes?: string): Promise<JobResponse[]> {
-    const minutes = optionalQueryInt('olderThanMinutes', olderThanMinutes, {
-      min: 0,
-      max: 525_600,
-    });
-    return (await this.queue.findStale((minutes ?? 10) * 60_000)).map(toJobResponse);
+  async stale(@Query() { olderThanMinutes }: StaleJobsQuery): Promise<JobResponse[]> {
+    return (await this.queue.findStale((olderThanMinutes ?? 10) * 60_000)).map(toJobResponse);
   }
 
   @Get(':id')

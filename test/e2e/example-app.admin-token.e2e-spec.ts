@@ -31,6 +31,12 @@ const MANAGEMENT: Route[] = [
 const OPEN: Array<Route & { body: object }> = [
   { method: 'post', path: '/images', ok: 201, body: { name: 'open.png' } },
   { method: 'post', path: '/images/bulk', ok: 201, body: { count: 2, prefix: 'open' } },
+  {
+    method: 'post',
+    path: '/images/audited',
+    ok: 201,
+    body: { name: 'open-audited.png', uploadedBy: 'anyone' },
+  },
   { method: 'post', path: '/reports', ok: 201, body: { month: '2026-09' } },
 ];
 

@@ -13,13 +13,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
-import { embeddedPostgresUrl, findFreePort } from '../../src/database/embedded-postgres';
+import { embeddedPostgresUrl, findFreePort } from '../../tools/dev-postgres';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const PASSWORD_FILE = 'embedded-superuser-password';
 
 /**
- * `npm start`'s embedded server (src/database/embedded-postgres.ts) in a process of its own
+ * `npm start`'s embedded server (tools/dev-postgres) in a process of its own
  * (test/fixtures/postgres-process.ts: Jest's sandbox cannot import the binaries' ES module),
  * driven over stdin: `start` answers `ready`, `stop` answers `stopped`, a failure `error …`.
  */
@@ -116,7 +116,7 @@ describe('example app: the embedded PostgreSQL password', () => {
 
   beforeAll(async () => {
     parent = mkdtempSync(join(tmpdir(), 'job-queue-embedded-password-'));
-    // As root, the server runs as a `postgres` user that must be able to reach its data folder.
+    // As root, the server runs as an account of its own that must be able to reach its data folder.
     chmodSync(parent, 0o755);
     dataDir = join(parent, 'pg');
     passwordFile = join(dataDir, PASSWORD_FILE);

@@ -28,10 +28,13 @@ import { waitFor } from '../support/wait-for';
  */
 const OUTAGE_MS = Number(process.env.OUTAGE_TEST_MS ?? 8_000);
 const DATABASE_TIMEOUT_MS = 2_000;
-/** Work resumes within this much of the database accepting connections again... */
-const RESUME_MS = 2_000;
-/** ...plus this for the test's own polling and a loaded CI machine. */
-const RESUME_MARGIN_MS = 1_000;
+/**
+ * The failure bound for work to resume once the database is back (it does within about a
+ * second: the retry delay's cap). Generous for a loaded machine: a bound, not a measurement.
+ */
+const RESUME_DEADLINE_MS = 20_000;
+/** The failure bound for anything the outage should have made happen by now. */
+const OUTAGE_EVENT_DEADLINE_MS = OUTAGE_MS + 30_000;
 const CONCURRENCY = 5;
 const QUEUED_BEHIND = 10;
 const JOB = 'outage-job';
@@ -134,52 +137,54 @@ describe('worker: database outage', () => {
     const downAt = Date.now();
     await pg.stop();
 
-    // A write during the outage rejects with the typed error, well within the timeout.
-    const enqueueStart = Date.now();
+    // A write during the outage rejects with the typed error (how soon: the silent-server test).
     const refused = await queue.enqueue(JOB, {}).then(
       () => undefined,
       (error: unknown) => error,
     );
-    const refusedMs = Date.now() - enqueueStart;
     expect(refused).toBeInstanceOf(JobQueueUnavailableError);
     expect((refused as Error).cause).toBeDefined();
-    expect(refusedMs).toBeLessThanOrEqual(DATABASE_TIMEOUT_MS + 500);
     await expect(queue.getJob(held[0].id)).rejects.toBeInstanceOf(JobQueueUnavailableError);
 
     // The held handlers finish while the database is down: their outcomes must wait, not vanish.
     gate.open();
-    // The outage itself: a fixed duration is the scenario here, not a guess at a state.
-    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS - (Date.now() - downAt)));
+    // The outage lasts until it has gone through what it is for: the poller's retries past the
+    // delay's cap, as many claim warnings as LogPeriod allows in OUTAGE_MS (lines at 0, 1, 3,
+    // 7 s…), the held jobs' outcomes failing to be written, the heartbeat failing. Events, not a
+    // sleep: a slow machine only makes the outage longer.
+    await waitFor(
+      () =>
+        logs.matching(/^Could not claim jobs/).length >= maxLogLines(OUTAGE_MS) &&
+        logs.matching(/^Could not record/).length >= 1 &&
+        logs.matching(/^Heartbeat failed/).length >= 1,
+      {
+        timeoutMs: OUTAGE_EVENT_DEADLINE_MS,
+        intervalMs: 50,
+        description: `${maxLogLines(OUTAGE_MS)} claim warnings, a failed outcome write and heartbeat`,
+      },
+    );
 
     await pg.restart();
     const upAt = Date.now();
     const outageMs = upAt - downAt;
     const fresh = await queue.enqueue(JOB, {});
     await waitFor(async () => (await queue.getJob(fresh.id)).status === JobStatus.Completed, {
-      timeoutMs: RESUME_MS + RESUME_MARGIN_MS,
+      timeoutMs: RESUME_DEADLINE_MS,
       description: 'a job enqueued after the restart to complete',
     });
-    const resumeMs = Date.now() - upAt;
     await waitFor(
       async () => (await statuses(beforeIds)).every((status) => status === JobStatus.Completed),
       {
-        timeoutMs: RESUME_MS + RESUME_MARGIN_MS,
+        timeoutMs: RESUME_DEADLINE_MS,
         description: 'every job enqueued before the outage to complete',
       },
     );
-    const drainedMs = Date.now() - upAt;
 
     const claimLines = logs.matching(/^Could not claim jobs/);
     const recordLines = logs.matching(/^Could not record/);
     const listenLines = logs.matching(/^LISTEN connection lost/);
     const resumed = logs.matching(/^Database reachable again after (\d+) failed claim/);
     const failedClaims = Number(/after (\d+) failed/.exec(resumed[0]?.message ?? '')?.[1]);
-    console.log(
-      `outage ${outageMs} ms: ${claimLines.length} 'Could not claim' line(s), ` +
-        `${recordLines.length} 'Could not record', ${listenLines.length} 'LISTEN connection lost'; ` +
-        `${failedClaims} failed claims; enqueue refused in ${refusedMs} ms; ` +
-        `new job done ${resumeMs} ms after restart, all earlier jobs ${drainedMs} ms after`,
-    );
 
     expect(crashes).toEqual([]);
     expect(claimLines.length).toBeGreaterThanOrEqual(1);
@@ -194,7 +199,6 @@ describe('worker: database outage', () => {
     // No spinning: about one claim per retry delay (its ramp-up is a few short tries).
     expect(resumed).toHaveLength(1);
     expect(failedClaims).toBeLessThanOrEqual(Math.ceil(outageMs / MAX_FAILURE_BACKOFF_MS) + 6);
-    expect(resumeMs).toBeLessThanOrEqual(RESUME_MS + RESUME_MARGIN_MS);
     // Each job ran once: the outage cost no attempt.
     const attempts: Array<{ attempts: number }> = await dataSource.query(
       `SELECT attempts FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
@@ -221,15 +225,16 @@ describe('worker: database outage', () => {
         resolveJobQueueOptions({ databaseTimeoutMs: timeoutMs, worker: false }),
       );
       const start = Date.now();
+      // The server never answers: only the timeout can end the call (Jest's testTimeout is the
+      // failure bound should it not).
       const error = await queue.enqueue(JOB, {}).then(
         () => undefined,
         (thrown: unknown) => thrown,
       );
-      const elapsed = Date.now() - start;
       expect(error).toBeInstanceOf(JobQueueUnavailableError);
       expect((error as Error).message).toMatch(/did not answer within 300 ms.*may still complete/);
-      expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 5);
-      expect(elapsed).toBeLessThan(timeoutMs + 500);
+      // Not before the timeout: a lower bound, which a slow machine cannot break.
+      expect(Date.now() - start).toBeGreaterThanOrEqual(timeoutMs - 5);
     } finally {
       for (const socket of sockets) socket.destroy();
       await pool.end().catch(() => undefined);

@@ -51,7 +51,7 @@ describe('worker: scheduled jobs (delays and retry backoff)', () => {
 
   const statusOf = async (id: string): Promise<JobStatus> => (await worker.queue.getJob(id)).status;
 
-  it('runs a delayed job once due, not before, and soon after', async () => {
+  it('runs a delayed job once due, not before, woken by the stager (not the 60 s poll)', async () => {
     const job = await worker.queue.enqueue('scheduled.run', {}, { delayMs: 700 });
     expect(job.status).toBe(JobStatus.Scheduled);
     const done = await waitFor(
@@ -59,12 +59,13 @@ describe('worker: scheduled jobs (delays and retry backoff)', () => {
         const row = await worker.queue.getJob(job.id);
         return row.status === JobStatus.Completed ? row : undefined;
       },
-      { description: 'the delayed job to complete' },
+      // The failure bound: generous, yet well under the 60 s poll, so the stager must have woken
+      // the poller.
+      { timeoutMs: 30_000, description: 'the delayed job to complete' },
     );
     const [start] = handlers.attemptStarts.get(job.id)!;
-    // Not before run_at (allowing for the two clocks), and within a stager period and a poll.
+    // Not before run_at (allowing for the two clocks).
     expect(start).toBeGreaterThanOrEqual(job.runAt.getTime() - 5);
-    expect(start - job.runAt.getTime()).toBeLessThan(STAGER_INTERVAL_MS + 1_000);
     expect(done.attempts).toBe(1);
   });
 

@@ -1,4 +1,4 @@
-import { JobStatus, WorkerShutdownError } from 'nest-pg-job-queue';
+import { JobStatus, JobWorker, WorkerShutdownError } from 'nest-pg-job-queue';
 import { waitFor } from '../support/wait-for';
 import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { ShutdownHandlers } from '../fixtures/shutdown.handlers';
@@ -6,6 +6,11 @@ import { ShutdownHandlers } from '../fixtures/shutdown.handlers';
 const CONCURRENCY = 20;
 const CLAIMED_NOT_STARTED = 50;
 const SHUTDOWN_TIMEOUT_MS = 2_000;
+/**
+ * The grace period of the drain test: longer than Jest's testTimeout, so a close() that sat it
+ * out instead of returning once its jobs finished fails the test, with no clock read here.
+ */
+const LONG_SHUTDOWN_TIMEOUT_MS = 120_000;
 
 interface Row {
   id: string;
@@ -37,12 +42,16 @@ describe('worker: graceful shutdown', () => {
    * A worker (concurrency 20) running 20 jobs of `jobType` that wait on the gate, plus 50 more jobs
    * it has claimed but not started (claimed by SQL in its name, as a claim cut short would leave).
    */
-  async function saturatedWorker(jobType: string, workerId: string) {
+  async function saturatedWorker(
+    jobType: string,
+    workerId: string,
+    shutdownTimeoutMs = SHUTDOWN_TIMEOUT_MS,
+  ) {
     const worker = await startWorkerApp({
       url: file.url,
       queueOptions: {
         workerId,
-        shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+        shutdownTimeoutMs,
         worker: { concurrency: CONCURRENCY, pollIntervalMs: 50, jobTypes: [jobType] },
       },
       providers: [ShutdownHandlers],
@@ -103,23 +112,21 @@ describe('worker: graceful shutdown', () => {
     const { worker, handlers, runningIds, waitingIds } = await saturatedWorker(
       'shutdown.drain',
       workerId,
+      LONG_SHUTDOWN_TIMEOUT_MS,
     );
+    const jobWorker = worker.app.get(JobWorker);
 
-    const closeStarted = Date.now();
     let closed = false;
     const closing = worker.close().then(() => (closed = true));
-    // The running jobs finish halfway through the grace period: a deliberate point in the
-    // scenario, not a wait for something to happen.
-    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_TIMEOUT_MS / 2));
+    // The worker has stopped claiming and is draining: close() waits for the held jobs.
+    await waitFor(() => !jobWorker.isRunning, { description: 'the worker to start draining' });
     expect(closed).toBe(false);
     handlers.gate.open();
+    // close() returns once they finished, not after the (longer than testTimeout) grace period.
     await closing;
-    const closeTook = Date.now() - closeStarted;
 
     expect(handlers.finished.sort()).toEqual([...runningIds].sort());
     expect(handlers.abortReasons).toEqual([]);
-    // close() returned once they finished, without sitting out the rest of the grace period.
-    expect(closeTook).toBeLessThan(SHUTDOWN_TIMEOUT_MS);
     for (const row of await rows(runningIds)) {
       expect(row).toMatchObject({ status: JobStatus.Completed, attempts: 1 });
       expect(row.result).toEqual({ finished: row.id });

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import {
@@ -48,17 +47,11 @@ describe('job stats refresh: its cost beside a million finished jobs', () => {
     );
     // Rows per loop are averaged (rounded) over a parallel scan's processes: about, not exactly.
     expect(Math.abs(read - 1_001_000)).toBeLessThanOrEqual(10);
-    const started = performance.now();
     const counted = await refreshJobStats(rows, DEFAULT_SCHEMA, INTERVAL_MS, true);
     expect(counted!.counts).toEqual({
       email: { completed: 333_333, pending: 500 },
       report: { completed: 333_334, pending: 500 },
       other: { completed: 333_333 },
     });
-    console.log(
-      `job stats count of 1,001,000 rows: ${(performance.now() - started).toFixed(0)} ms ` +
-        `round trip, ${counted!.count_ms.toFixed(0)} ms by the database's clock; the refresher ` +
-        `then waits max(statsIntervalMs, ${(10 * counted!.count_ms).toFixed(0)} ms)`,
-    );
   });
 });

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { embeddedPostgresUrl, findFreePort } from '../../src/database/embedded-postgres';
+import { embeddedPostgresUrl, findFreePort } from '../../tools/dev-postgres';
 import { createMigratedTemplate, withDatabase } from './database';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -43,7 +43,7 @@ export class OwnPostgres {
   /** Initialises a cluster, starts it and creates `database` with every migration run. */
   static async start(database = 'job_queue'): Promise<OwnPostgres> {
     const parent = mkdtempSync(join(tmpdir(), 'job-queue-own-pg-'));
-    // As root, the server runs as a `postgres` user that must be able to reach its data folder.
+    // As root, the server runs as an account of its own that must be able to reach its data folder.
     chmodSync(parent, 0o755);
     const port = await findFreePort();
     const child = spawn(
@@ -68,9 +68,14 @@ export class OwnPostgres {
     }
   }
 
+  /** The cluster's data folder. */
+  get dataDir(): string {
+    return join(this.parent, 'pg');
+  }
+
   /** The server (same port across restarts). */
   get serverUrl(): string {
-    return embeddedPostgresUrl(join(this.parent, 'pg'), this.port);
+    return embeddedPostgresUrl(this.dataDir, this.port);
   }
 
   /** The migrated database tests use. */

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { startEmbeddedPostgres } from '../../tools/dev-postgres';
 
 /** The server a test run uses, and how to stop it (a no-op for a server we did not start). */
 export interface TestPostgresServer {
@@ -42,7 +42,7 @@ export async function startTestPostgres(): Promise<TestPostgresServer> {
   const container = await startContainer();
   if (container) return container;
   const parent = mkdtempSync(join(tmpdir(), 'job-queue-test-'));
-  // As root, the server runs as a `postgres` user that must be able to reach its data folder.
+  // As root, the server runs as an account of its own that must be able to reach its data folder.
   chmodSync(parent, 0o755);
   const dataDir = join(parent, 'pg');
   const server = await startEmbeddedPostgres({ dataDir });

@@ -1,0 +1,7 @@
+import { IsText } from '../../common/validation/validators';
+
+/** `POST /images`: `{ "name": "cat.png" }`. */
+export class UploadImageDto {
+  @IsText()
+  name!: string;
+}
