@@ -191,7 +191,7 @@ const MAX_PLAIN_DEPTH = 64;
 
 /**
  * True when JSON.stringify keeps `value` exactly: the usual payload, which then skips the checked
- * path below (a replacer call per key was most of `enqueueMany`'s validation time). Anything else
+ * path below (a replacer call per key is what the checked path costs). Anything else
  * (undefined, class instances, BigInt …) takes the checked path, which refuses it by name or
  * serialises it the same way. Text jsonb refuses is found in the JSON afterwards, on both paths.
  */
