@@ -22,7 +22,13 @@ import {
   JobOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';
-import { INVALID_INPUT, SCHEDULE_OWNED_BY_HANDLER } from './job-queue.messages';
+import {
+  BATCH_NOT_AN_ARRAY,
+  BATCH_TOO_MANY_BYTES,
+  BATCH_TOO_MANY_JOBS,
+  INVALID_INPUT,
+  SCHEDULE_OWNED_BY_HANDLER,
+} from './job-queue.messages';
 import {
   checkInteger,
   checkJobId,
@@ -122,7 +128,7 @@ export class QueueService {
    */
   async enqueueMany<T>(items: EnqueueManyItem<T>[], opts: WriteOptions = {}): Promise<Job<T>[]> {
     if (!Array.isArray(items)) {
-      throw new InvalidJobInputError(INVALID_INPUT('jobs', items, 'an array'), 'jobs', items);
+      throw new InvalidJobInputError(BATCH_NOT_AN_ARRAY(items), 'jobs', items);
     }
     checkObject('options', opts);
     this.rejectUnknownKeys('', opts, WRITE_OPTION_KEYS, WRITE_OPTION_KEYS);
@@ -130,8 +136,7 @@ export class QueueService {
     const { maxBatchSize, maxBatchBytes } = this.options;
     if (items.length > maxBatchSize) {
       throw new InvalidJobInputError(
-        `Invalid job jobs: ${items.length} jobs. Expected at most ${maxBatchSize} per ` +
-          `enqueueMany call (maxBatchSize); split the batch.`,
+        BATCH_TOO_MANY_JOBS(items.length, maxBatchSize),
         'jobs',
         `<${items.length} jobs>`,
       );
@@ -144,9 +149,7 @@ export class QueueService {
       // Checked as we go: nothing past the item that crosses the limit is serialised.
       if (bytes > maxBatchBytes) {
         throw new InvalidJobInputError(
-          `Invalid job jobs: more than ${maxBatchBytes} bytes of data JSON by jobs[${i}]. ` +
-            `Expected at most ${maxBatchBytes} per enqueueMany call (maxBatchBytes); ` +
-            `split the batch.`,
+          BATCH_TOO_MANY_BYTES(i, maxBatchBytes),
           'jobs',
           `<more than ${maxBatchBytes} bytes>`,
         );
