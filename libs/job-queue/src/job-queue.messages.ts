@@ -20,6 +20,9 @@ export const UNKNOWN_OPTION = (option: string, known: readonly string[]): string
 export const INVALID_INPUT = (field: string, value: unknown, expected: string): string =>
   `Invalid job ${field}: ${describeValue(value)}. Expected ${expected}.`;
 
+export const UNKNOWN_INPUT_OPTION = (kind: string, field: string, known: readonly string[]) =>
+  `Unknown ${kind} option "${field}". Known options: ${known.join(', ')}.`;
+
 /** `enqueueMany` was given something other than an array of jobs. */
 export const BATCH_NOT_AN_ARRAY = (value: unknown): string =>
   `Invalid enqueueMany argument "jobs": ${describeValue(value)}. Expected an array of jobs.`;

@@ -8,7 +8,8 @@ import {
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from './job-queue.constants';
 import { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';
-import { resolveJobQueueOptions, ResolvedJobQueueOptions } from './job-queue.options';
+import { resolveJobQueueOptions } from './job-queue.options';
+import { ResolvedJobQueueOptions } from './options/resolved-options';
 import { INVALID_OPTION } from './job-queue.messages';
 import { InvalidJobQueueOptionsError } from './errors';
 import { JobQueueModuleOptions } from './interfaces/job-queue-options.interface';

@@ -5,7 +5,7 @@ import {
   RESOLVED_JOB_QUEUE_OPTIONS,
   DEFAULT_PRIORITY,
 } from './job-queue.constants';
-import { ResolvedJobQueueOptions } from './job-queue.options';
+import { ResolvedJobQueueOptions } from './options/resolved-options';
 import { Job } from './entities/job.entity';
 import { JobStatus } from './entities/job-status.enum';
 import {
@@ -26,7 +26,6 @@ import {
   BATCH_NOT_AN_ARRAY,
   BATCH_TOO_MANY_BYTES,
   BATCH_TOO_MANY_JOBS,
-  INVALID_INPUT,
   SCHEDULE_OWNED_BY_HANDLER,
 } from './job-queue.messages';
 import {
@@ -37,8 +36,9 @@ import {
   checkRunAt,
   checkStage,
   checkUniqueKey,
-  measureData,
-} from './job-input.validation';
+} from './validation/job-input.checks';
+import { jobInput } from './validation/input.validator';
+import { measureData } from './validation/json-data';
 import { JobRow, Queryable, toJob } from './sql/queryable';
 import { insertJobs, JobInsertRow } from './sql/insert-jobs.query';
 import { findUnfinishedByUniqueKeys } from './sql/find-unfinished-by-unique-keys.query';
@@ -57,7 +57,7 @@ import { deleteSchedule } from './sql/delete-schedules.query';
 import { listSchedules } from './sql/list-schedules.query';
 import { toJobSchedule } from './sql/schedule-columns';
 import { PruneOptions } from './interfaces/prune-options.interface';
-import { checkPruneOptions } from './prune-input.validation';
+import { checkPruneOptions } from './validation/prune-options.checks';
 import { pruneInBatches } from './maintenance/prune-in-batches';
 import { StatsOptions } from './interfaces/stats-options.interface';
 import { JobStatsReader } from './stats/job-stats.reader';
@@ -112,10 +112,9 @@ export class QueueService {
    * of adding another.
    */
   async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
-    checkObject('options', opts);
-    const { manager, ...jobOptions } = opts;
+    const { manager, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
-    this.rejectUnknownKeys('', jobOptions, JOB_OPTION_KEYS);
+    jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
     const db = this.db(checkManager(manager));
     const row = this.toInsertRow('', { ...jobOptions, type: jobType, data });
     const [job] = await this.insertAll(db, [row]);
@@ -130,8 +129,7 @@ export class QueueService {
     if (!Array.isArray(items)) {
       throw new InvalidJobInputError(BATCH_NOT_AN_ARRAY(items), 'jobs', items);
     }
-    checkObject('options', opts);
-    this.rejectUnknownKeys('', opts, WRITE_OPTION_KEYS, WRITE_OPTION_KEYS);
+    jobInput.knownKeys(jobInput.plainObject('options', opts), WRITE_OPTION_KEYS);
     const db = this.db(checkManager(opts.manager));
     const { maxBatchSize, maxBatchBytes } = this.options;
     if (items.length > maxBatchSize) {
@@ -230,8 +228,7 @@ export class QueueService {
    * zeros.
    */
   async stats(opts: StatsOptions = {}): Promise<JobQueueStats> {
-    checkObject('options', opts);
-    this.rejectUnknownKeys('', opts, STATS_OPTION_KEYS, STATS_OPTION_KEYS);
+    jobInput.knownKeys(jobInput.plainObject('options', opts), STATS_OPTION_KEYS);
     const maxAgeMs =
       opts.maxAgeMs === undefined ? undefined : checkInteger('maxAgeMs', opts.maxAgeMs, 0);
     this.statsReader ??= new JobStatsReader(
@@ -337,17 +334,15 @@ export class QueueService {
     item: EnqueueManyItem<unknown>,
   ): JobInsertRow & { dataBytes: number } {
     if (typeof item !== 'object' || item === null) {
-      const field = path ? path.slice(0, -1) : 'options';
-      throw new InvalidJobInputError(INVALID_INPUT(field, item, 'an object'), field, item);
+      jobInput.fail(path ? path.slice(0, -1) : 'options', item, 'an object');
     }
-    this.rejectUnknownKeys(path, item, [...JOB_OPTION_KEYS, 'type', 'data']);
+    jobInput.knownKeys(item, [...JOB_OPTION_KEYS, 'type', 'data'], {
+      prefix: path,
+      listed: JOB_OPTION_KEYS,
+    });
     const opts: JobOptions = item;
     if (opts.runAt !== undefined && opts.delayMs !== undefined) {
-      throw new InvalidJobInputError(
-        INVALID_INPUT(`${path}delayMs`, opts.delayMs, 'either runAt or delayMs, not both'),
-        `${path}delayMs`,
-        opts.delayMs,
-      );
+      jobInput.fail(`${path}delayMs`, opts.delayMs, 'either runAt or delayMs, not both');
     }
     const data = measureData(`${path}data`, item.data, this.options.maxPayloadBytes);
     return {
@@ -367,24 +362,6 @@ export class QueueService {
       uniqueKey:
         opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
     };
-  }
-
-  private rejectUnknownKeys(
-    path: string,
-    item: object,
-    known: readonly string[],
-    listed: readonly string[] = JOB_OPTION_KEYS,
-  ): void {
-    for (const key of Object.keys(item)) {
-      if (!known.includes(key)) {
-        const field = path + key;
-        throw new InvalidJobInputError(
-          `Unknown job option "${field}". Known options: ${listed.join(', ')}.`,
-          field,
-          (item as Record<string, unknown>)[key],
-        );
-      }
-    }
   }
 
   /**
@@ -467,21 +444,11 @@ export class QueueService {
   }
 }
 
-function checkObject(field: string, value: unknown): asserts value is object {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidJobInputError(INVALID_INPUT(field, value, 'an object'), field, value);
-  }
-}
-
 /** `manager` must run queries: an `EntityManager` (or a QueryRunner's). */
 function checkManager(manager: unknown): Queryable | undefined {
   if (manager === undefined) return undefined;
   if (typeof (manager as Partial<Queryable> | null)?.query !== 'function') {
-    throw new InvalidJobInputError(
-      INVALID_INPUT('manager', manager, "an EntityManager (say, a transaction's)"),
-      'manager',
-      manager,
-    );
+    jobInput.fail('manager', manager, "an EntityManager (say, a transaction's)");
   }
   return manager as Queryable;
 }

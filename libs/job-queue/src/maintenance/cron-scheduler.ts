@@ -7,7 +7,7 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { CatchUp, CronSpec, CronTimes, cronTimes } from '../schedules/cron-expression';
 import { FirePlan, MAX_BEHIND_MS, planFires } from '../schedules/fire-plan';

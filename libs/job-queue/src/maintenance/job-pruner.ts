@@ -6,7 +6,7 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { databaseErrorText } from '../errors/database-error.util';
 import { queueSchema } from '../sql/queue-schema';

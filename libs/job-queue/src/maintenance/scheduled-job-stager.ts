@@ -6,7 +6,7 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
 import { MaintenanceTask } from './maintenance-task';
 import { JobPoller } from '../worker/job-poller';

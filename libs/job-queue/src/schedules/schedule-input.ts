@@ -1,21 +1,24 @@
 import { DEFAULT_PRIORITY, MAX_SCHEDULE_NAME_LENGTH } from '../job-queue.constants';
-import { INVALID_INPUT } from '../job-queue.messages';
-import { InvalidJobInputError } from '../errors';
-import { checkInteger, checkJobType, checkText, measureData } from '../job-input.validation';
+import { checkInteger, checkJobType, checkText } from '../validation/job-input.checks';
+import { inputValidator } from '../validation/input.validator';
+import { Validator } from '../validation/validator';
+import { measureData } from '../validation/json-data';
 import { ScheduleOptions } from '../interfaces/schedule-options.interface';
 import { ScheduleInsertRow } from '../sql/upsert-schedule.query';
 import { CATCH_UP_VALUES, checkCronSpec, cronTimes, DEFAULT_CATCH_UP } from './cron-expression';
 
 const SCHEDULE_OPTION_KEYS = ['timezone', 'catchUp', 'priority', 'maxAttempts'] as const;
 
-function fail(field: string, value: unknown, expected: string): never {
-  throw new InvalidJobInputError(INVALID_INPUT(field, value, expected), field, value);
-}
+const scheduleInput: Validator = inputValidator('schedule');
 
 /** A schedule's name: like a job type, non-blank text of at most 255 characters. */
 export function checkScheduleName(field: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
-    fail(field, value, `a non-blank string of at most ${MAX_SCHEDULE_NAME_LENGTH} characters`);
+    scheduleInput.fail(
+      field,
+      value,
+      `a non-blank string of at most ${MAX_SCHEDULE_NAME_LENGTH} characters`,
+    );
   }
   return checkText(field, value, MAX_SCHEDULE_NAME_LENGTH);
 }
@@ -37,22 +40,12 @@ export function checkedSchedule(
   maxPayloadBytes: number,
 ): CheckedSchedule {
   const checkedName = checkScheduleName('name', name);
-  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
-    fail('options', opts, 'an object');
-  }
-  for (const key of Object.keys(opts)) {
-    if (!(SCHEDULE_OPTION_KEYS as readonly string[]).includes(key)) {
-      throw new InvalidJobInputError(
-        `Unknown schedule option "${key}". Known options: ${SCHEDULE_OPTION_KEYS.join(', ')}.`,
-        key,
-        (opts as Record<string, unknown>)[key],
-      );
-    }
-  }
+  scheduleInput.knownKeys(scheduleInput.plainObject('options', opts), SCHEDULE_OPTION_KEYS);
   const options = opts as ScheduleOptions;
-  const spec = checkCronSpec(cron, options.timezone, fail);
+  const spec = checkCronSpec(cron, options.timezone, scheduleInput.fail);
   const catchUp = options.catchUp ?? DEFAULT_CATCH_UP;
-  if (!CATCH_UP_VALUES.includes(catchUp)) fail('catchUp', catchUp, "'once' or 'skip'");
+  if (!CATCH_UP_VALUES.includes(catchUp))
+    scheduleInput.fail('catchUp', catchUp, "'once' or 'skip'");
   return {
     name: checkedName,
     ...spec,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedBackoff, ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedBackoff, ResolvedJobQueueOptions } from '../options/resolved-options';
 import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
 import { JobContext } from '../interfaces/job-context.interface';
@@ -15,7 +15,7 @@ import {
   WorkerShutdownError,
 } from '../errors';
 import { SNOOZED } from '../sql/finish-jobs.query';
-import { serialiseData } from '../job-input.validation';
+import { serialiseData } from '../validation/json-data';
 import { JobCompleter, QueuedOutcome } from './job-completer';
 import { HandlerContext } from './handler-context';
 import { RunningJob } from './running-job';

@@ -7,7 +7,7 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { heartbeatJobs } from '../sql/heartbeat-jobs.query';

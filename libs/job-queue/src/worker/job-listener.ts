@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { QueueSchema, queueSchema } from '../sql/queue-schema';
 import { newDedicatedClient, PgClient } from '../sql/dedicated-connection';
 import { JobCancelledError } from '../errors';

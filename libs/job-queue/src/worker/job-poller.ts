@@ -7,7 +7,7 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
 import { claimAndStartJobs, ClaimTypes } from '../sql/claim-job-batch.query';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';

@@ -1,4 +1,4 @@
-import { ResolvedBackoff } from '../job-queue.options';
+import { ResolvedBackoff } from '../options/resolved-options';
 
 /**
  * Delay before the next attempt after `attempt` (1-based) failed: exponential from

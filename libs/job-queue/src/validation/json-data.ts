@@ -1,101 +1,8 @@
-import {
-  MAX_JOB_TYPE_LENGTH,
-  MAX_STAGE_LENGTH,
-  MAX_UNIQUE_KEY_LENGTH,
-  PG_INT_MAX,
-  PG_INT_MIN,
-} from './job-queue.constants';
-import { INVALID_INPUT } from './job-queue.messages';
-import { InvalidJobInputError } from './errors';
+import { InvalidJobInputError } from '../errors';
+import { STORABLE_TEXT, UNSTORABLE_TEXT } from './storable-text';
 
-// Checks of QueueService arguments. Each throws an InvalidJobInputError naming the field
-// before anything is written; `field` carries the caller's path (`jobs[3].priority`).
-
-function fail(field: string, value: unknown, expected: string): never {
-  throw new InvalidJobInputError(INVALID_INPUT(field, value, expected), field, value);
-}
-
-/**
- * Text PostgreSQL cannot store: NUL (text and jsonb refuse it) and a UTF-16 surrogate without its
- * pair (it has no UTF-8 encoding). With the `u` flag a well-formed pair is one code point, never
- * `\p{Cs}`.
- */
-const UNSTORABLE_TEXT = /[\0\p{Cs}]/u;
-const STORABLE_TEXT = 'without NUL or unpaired UTF-16 surrogates (PostgreSQL cannot store them)';
-
-/** Characters as PostgreSQL counts them (code points), counting no further than `max + 1`. */
-function characterCount(text: string, max: number): number {
-  if (text.length <= max) return text.length; // never more characters than UTF-16 units
-  let count = 0;
-  for (const _ of text) if (++count > max) break;
-  return count;
-}
-
-/** Text for a column of at most `maxLength` characters. */
-export function checkText(field: string, value: unknown, maxLength: number): string {
-  if (typeof value !== 'string') fail(field, value, `a string of at most ${maxLength} characters`);
-  if (UNSTORABLE_TEXT.test(value)) fail(field, value, `text ${STORABLE_TEXT}`);
-  if (characterCount(value, maxLength) > maxLength) {
-    fail(field, value, `at most ${maxLength} characters`);
-  }
-  return value;
-}
-
-export function checkJobType(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim().length === 0) {
-    fail(field, value, `a non-blank string of at most ${MAX_JOB_TYPE_LENGTH} characters`);
-  }
-  return checkText(field, value, MAX_JOB_TYPE_LENGTH);
-}
-
-export function checkInteger(field: string, value: unknown, min = PG_INT_MIN): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > PG_INT_MAX) {
-    fail(field, value, `an integer from ${min} to ${PG_INT_MAX}`);
-  }
-  return value;
-}
-
-/**
- * PostgreSQL's lowest timestamptz, 4714-11-24 00:00 UTC BC (ISO year -4713). Its highest, in
- * 294276 AD, lies beyond every valid Date (the last is in 275760 AD).
- */
-const PG_TIMESTAMPTZ_MIN_MS = Date.UTC(-4713, 10, 24);
-
-/** A Date PostgreSQL's timestamptz holds. */
-export function checkRunAt(field: string, value: unknown): Date {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) fail(field, value, 'a valid Date');
-  if (value.getTime() < PG_TIMESTAMPTZ_MIN_MS) {
-    fail(field, value, `a Date from 4714-11-24T00:00:00Z BC on (PostgreSQL's lowest timestamptz)`);
-  }
-  return value;
-}
-
-export function checkUniqueKey(field: string, value: unknown): string {
-  if (value === '') {
-    fail(field, value, `a non-empty string of at most ${MAX_UNIQUE_KEY_LENGTH} characters`);
-  }
-  return checkText(field, value, MAX_UNIQUE_KEY_LENGTH);
-}
-
-export function checkProgress(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0 && value <= 100)) {
-    fail(field, value, 'a number from 0 to 100');
-  }
-  return Math.round(value);
-}
-
-export function checkStage(field: string, value: unknown): string | undefined {
-  return value === undefined ? undefined : checkText(field, value, MAX_STAGE_LENGTH);
-}
-
-/** Job ids are bigint: accept a safe positive integer or its decimal string, return the string. */
-export function checkJobId(field: string, value: unknown): string {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
-  if (typeof value === 'string' && /^[1-9][0-9]{0,18}$/.test(value) && BigInt(value) < 2n ** 63n) {
-    return value;
-  }
-  fail(field, value, 'a job id (a positive integer or its decimal string)');
-}
+// Job data (and handler results) as the JSON stored in jsonb: refused by path, and by the kind of
+// thing found there, where JSON would change it or PostgreSQL refuse it; then measured.
 
 /**
  * Refuses part of `data` by its path and the kind of thing found there. Payload text never goes
@@ -116,20 +23,24 @@ export interface SerialisedData {
 }
 
 /**
- * Serialises `data` to the JSON stored in `jobs.data` (or a handler's result to `jobs.result`),
- * refusing whatever JSON would silently change or drop (functions, symbols, NaN/Infinity,
- * `undefined` at the top), what PostgreSQL's jsonb refuses (NUL, unpaired surrogates, in strings
- * and keys alike), and anything over `maxBytes`, the option named `maxOption`. BigInt and cycles
- * make JSON.stringify throw.
+ * `value` as the JSON stored in `jobs.data` (or a handler's result in `jobs.result`), refusing
+ * whatever JSON would silently change or drop (functions, symbols, NaN/Infinity, `undefined` at
+ * the top) and what PostgreSQL's jsonb refuses (NUL, unpaired surrogates, in strings and keys
+ * alike). BigInt and cycles make JSON.stringify throw.
  */
-export function measureData(
-  field: string,
-  value: unknown,
-  maxBytes: number,
-  maxOption = 'maxPayloadBytes',
-): SerialisedData {
+export function toStorableJson(field: string, value: unknown): string {
   const json = isPlainJson(value, 0) ? JSON.stringify(value) : serialiseChecked(field, value);
   if (MAYBE_UNSTORABLE_JSON.test(json)) refuseUnstorableText(field, json);
+  return json;
+}
+
+/** The length of `json` in UTF-8 bytes, refused past `maxBytes`, the option named `maxOption`. */
+export function checkJsonSize(
+  field: string,
+  json: string,
+  maxBytes: number,
+  maxOption: string,
+): number {
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > maxBytes) {
     throw new InvalidJobInputError(
@@ -138,7 +49,18 @@ export function measureData(
       `<${bytes} bytes>`,
     );
   }
-  return { json, bytes };
+  return bytes;
+}
+
+/** `toStorableJson`, then `checkJsonSize`: the JSON and its bytes. */
+export function measureData(
+  field: string,
+  value: unknown,
+  maxBytes: number,
+  maxOption = 'maxPayloadBytes',
+): SerialisedData {
+  const json = toStorableJson(field, value);
+  return { json, bytes: checkJsonSize(field, json, maxBytes, maxOption) };
 }
 
 /** `measureData`'s JSON alone. */
