@@ -9,6 +9,7 @@ import {
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
 import { MaintenanceTask } from './maintenance-task';
+import { retryPolicyFor } from '../retry/retry-policy';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -39,14 +40,12 @@ export class StaleJobReaper extends MaintenanceTask {
   /** One pass; returns the jobs it recovered (none when another node holds the lock). */
   async rescueOnce(): Promise<RescuedJobRow[]> {
     // Only for a row that has no policy of its own (claimed by hand): the module's defaults.
+    const { maxAttempts, backoff } = retryPolicyFor(undefined, this.options);
     const rescued = await rescueStaleJobs(
       this.dataSource,
       this.options.schema,
       this.options.staleAfterMs,
-      {
-        maxAttempts: this.options.defaultMaxAttempts,
-        ...this.options.backoff,
-      },
+      { maxAttempts, ...backoff },
     );
     for (const job of rescued) {
       this.logger.warn(

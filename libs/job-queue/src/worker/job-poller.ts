@@ -17,6 +17,7 @@ import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { PrefetchedJobs, RefusedJobs } from './prefetched-jobs';
 import { FailureBackoff } from './failure-backoff';
+import { retryPolicyFor } from '../retry/retry-policy';
 import { LogPeriod } from './log-period';
 import { ScheduledTask } from './scheduled-task';
 import { NotifyCooldown } from './notify-cooldown';
@@ -92,10 +93,7 @@ export class JobPoller {
     const handlers = jobTypes.map((jobType) => this.registry.get(jobType)?.options);
     this.typeLimits = handlers.map((options) => options?.concurrency);
     // The claim fixes each job's policy from its handler's options (module defaults included).
-    const policies = handlers.map((options) => ({
-      maxAttempts: options?.maxAttempts ?? this.options.defaultMaxAttempts,
-      backoff: options?.backoff ?? this.options.backoff,
-    }));
+    const policies = handlers.map((options) => retryPolicyFor(options, this.options));
     this.claimPolicy = {
       jobTypes,
       maxAttempts: policies.map((policy) => policy.maxAttempts),
