@@ -24,7 +24,7 @@ export { JobWorker } from './worker/job-worker';
 export { QueueService } from './queue.service';
 export type { JobQueueStats, JobStatusCounts, JobTypeStats } from './stats/job-queue-stats.types';
 export type { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
-export type { CatchUp } from './schedules/cron-expression';
+export type { CatchUp } from './interfaces/schedule-options.interface';
 export type { StatsOptions } from './interfaces/stats-options.interface';
 export type {
   EnqueueManyItem,

@@ -28,7 +28,7 @@ export const JOB_QUEUE_SCHEDULER = Symbol('JOB_QUEUE_SCHEDULER');
 export const DEFAULT_PRIORITY = 100;
 /** Most jobs a worker may hold ahead of free slots (`worker.prefetch`). */
 export const MAX_PREFETCH = 10_000;
-/** How often each worker looks for cron schedules that are due (see maintenance/cron-scheduler.ts). */
+/** How often each worker looks for cron schedules that are due (see cron/cron-scheduler.ts). */
 export const CRON_TICK_MS = 1_000;
 export const DAY_MS = 24 * 60 * 60 * 1_000;
 /**

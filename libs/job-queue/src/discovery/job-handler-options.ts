@@ -3,9 +3,14 @@ import { resolveBackoff } from '../options/backoff.option';
 import { HANDLER_OPTIONS } from '../options/handler-options.table';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { resolveRetention } from '../options/retention.option';
-import { CATCH_UP_VALUES, checkCronSpec, DEFAULT_CATCH_UP } from '../schedules/cron-expression';
+import {
+  CATCH_UP_VALUES,
+  checkCronSpec,
+  DEFAULT_CATCH_UP,
+  HandlerSchedule,
+} from '../cron/cron-expression';
 import { optionValidator as check } from '../validation/option.validator';
-import { HandlerSchedule, ResolvedHandlerOptions } from './job-handler.registry';
+import { ResolvedHandlerOptions } from './job-handler.registry';
 
 const HANDLER_OPTION_KEYS = Object.keys(HANDLER_OPTIONS);
 

@@ -11,7 +11,7 @@ import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { databaseErrorText } from '../errors/database-error.util';
 import { queueSchema } from '../sql/queue-schema';
 import { storeRetention } from '../sql/store-retention.query';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceTask } from '../periodic/maintenance-task';
 import { pruneInBatches } from './prune-in-batches';
 
 /**

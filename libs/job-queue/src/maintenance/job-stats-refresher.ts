@@ -8,7 +8,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobStatsCountRow, refreshJobStats } from '../sql/refresh-job-stats.query';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceTask } from '../periodic/maintenance-task';
 
 /**
  * Keeps the snapshot that `stats()` reads fresh: every `statsIntervalMs` it asks the database to

@@ -8,8 +8,8 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
-import { MaintenanceTask } from './maintenance-task';
-import { JobPoller } from '../worker/job-poller';
+import { MaintenanceTask } from '../periodic/maintenance-task';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
 
 /** Statements one pass runs at most: a huge backlog that fell due is staged over several passes. */
 const MAX_STATEMENTS_PER_PASS = 10;
@@ -18,7 +18,7 @@ const MAX_STATEMENTS_PER_PASS = 10;
  * Moves `scheduled` jobs (due later: delays, retry and rescue backoff) to `pending` once their
  * `run_at` has come, every `stagerIntervalMs`, in statements of at most `STAGE_BATCH_SIZE` jobs.
  * The claim then reads only claimable rows: jobs due later never sit in its index. Every worker
- * runs one (`SKIP LOCKED` keeps them apart). When a pass moves jobs, it wakes this node's poller,
+ * runs one (`SKIP LOCKED` keeps them apart). When a pass moves jobs, it wakes this node's poller (`ClaimWakeup`),
  * and its statement notifies the insert channel so idle workers elsewhere claim them too.
  */
 @Injectable()
@@ -27,7 +27,7 @@ export class ScheduledJobStager extends MaintenanceTask {
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
-    private readonly poller: JobPoller,
+    private readonly wakeup: ClaimWakeup,
   ) {
     super(schedulerRegistry, {
       kind: 'stager',
@@ -50,7 +50,7 @@ export class ScheduledJobStager extends MaintenanceTask {
     for (let i = 0; i < MAX_STATEMENTS_PER_PASS; i++) {
       const moved = await stageScheduledJobs(this.dataSource, this.options.schema, now);
       total += moved;
-      if (moved > 0) this.poller.wake();
+      if (moved > 0) this.wakeup.jobsClaimable();
       if (moved < STAGE_BATCH_SIZE) break;
     }
     return total;

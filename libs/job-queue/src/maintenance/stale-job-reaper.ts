@@ -8,7 +8,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceTask } from '../periodic/maintenance-task';
 import { retryPolicyFor } from '../retry/retry-policy';
 
 /**

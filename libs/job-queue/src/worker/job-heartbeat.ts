@@ -14,11 +14,11 @@ import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
 import { DedicatedConnection } from '../sql/dedicated-connection';
 import { JobCompleter } from './job-completer';
 import { JobPoller } from './job-poller';
-import { LogPeriod } from './log-period';
+import { LogPeriod } from '../periodic/log-period';
 import { runKey } from './running-job';
 import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';
-import { ScheduledTask } from './scheduled-task';
+import { ScheduledTask } from '../periodic/scheduled-task';
 
 /**
  * Renews the lease of every run this worker holds, one statement per `heartbeatIntervalMs`, and

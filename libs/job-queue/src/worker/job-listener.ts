@@ -7,7 +7,7 @@ import { newDedicatedClient, PgClient } from '../sql/dedicated-connection';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { FailureBackoff } from './failure-backoff';
-import { LogPeriod } from './log-period';
+import { LogPeriod } from '../periodic/log-period';
 import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';
 

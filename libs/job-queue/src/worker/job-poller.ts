@@ -17,9 +17,10 @@ import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { PrefetchedJobs, RefusedJobs } from './prefetched-jobs';
 import { FailureBackoff } from './failure-backoff';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
 import { retryPolicyFor } from '../retry/retry-policy';
-import { LogPeriod } from './log-period';
-import { ScheduledTask } from './scheduled-task';
+import { LogPeriod } from '../periodic/log-period';
+import { ScheduledTask } from '../periodic/scheduled-task';
 import { NotifyCooldown } from './notify-cooldown';
 import { JobTypePauses } from './job-type-pauses';
 import { databaseErrorText } from '../errors/database-error.util';
@@ -72,6 +73,7 @@ export class JobPoller {
   private readonly pauseDrops = new Map<string, Promise<unknown>>();
   /** Ends this poller's hold on `QueueService.pause()` of this process (see `JobTypePauses`). */
   private stopListeningToPauses: (() => void) | undefined;
+  private stopListeningToWakeups: (() => void) | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -82,6 +84,7 @@ export class JobPoller {
     private readonly executor: JobExecutor,
     @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
     private readonly pauses: JobTypePauses,
+    private readonly wakeup: ClaimWakeup,
   ) {}
 
   private get worker(): ResolvedWorkerOptions {
@@ -103,6 +106,7 @@ export class JobPoller {
     };
     this.stopped = false;
     this.stopListeningToPauses = this.pauses.listen((jobType) => this.dropPaused(jobType));
+    this.stopListeningToWakeups = this.wakeup.listen(() => this.wake());
     this.executor.onSlotFreed = (jobType) => {
       if (this.stopped) return;
       this.startPrefetched();
@@ -126,6 +130,8 @@ export class JobPoller {
     this.stopped = true;
     this.stopListeningToPauses?.();
     this.stopListeningToPauses = undefined;
+    this.stopListeningToWakeups?.();
+    this.stopListeningToWakeups = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.notifyTimer);

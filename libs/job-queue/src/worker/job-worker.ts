@@ -8,7 +8,7 @@ import { databaseErrorText } from '../errors/database-error.util';
 import { INVALID_OPTION } from '../job-queue.messages';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
-import { CronScheduler } from '../maintenance/cron-scheduler';
+import { CronScheduler } from '../cron/cron-scheduler';
 import { JobPruner } from '../maintenance/job-pruner';
 import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
@@ -123,7 +123,7 @@ export class JobWorker {
     if (this.started) return;
     const jobTypes = jobTypesToClaim(worker, this.registry);
     // Before anything starts: a boot that cannot write its handlers' schedules fails whole.
-    await this.cron.syncHandlerSchedules();
+    await this.cron.syncHandlerSchedules(this.registry.all());
     this.started = true;
     this.warnIfPoolTooSmall(worker.concurrency);
     this.completer.resume();

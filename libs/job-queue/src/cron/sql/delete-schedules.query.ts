@@ -1,5 +1,5 @@
-import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { Queryable, queryRows } from '../../sql/queryable';
+import { QueueSchema, queueSchema } from '../../sql/queue-schema';
 
 const DELETE_SCHEDULE = (schema: QueueSchema): string =>
   `DELETE FROM ${schema.jobSchedules} WHERE name = $1::text RETURNING name`;

@@ -1,5 +1,5 @@
-import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { Queryable, queryRows } from '../../sql/queryable';
+import { QueueSchema, queueSchema } from '../../sql/queue-schema';
 import { ScheduleRow, SCHEDULE_COLUMNS } from './schedule-columns';
 
 const LIST_SCHEDULES = (schema: QueueSchema): string =>

@@ -1,5 +1,5 @@
-import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { Queryable, queryRows } from '../../sql/queryable';
+import { QueueSchema, queueSchema } from '../../sql/queue-schema';
 
 /** Most schedules one page of a tick reads; a full page means the tick reads another. */
 export const DUE_SCHEDULES_LIMIT = 100;

@@ -1,5 +1,5 @@
-import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { Queryable, queryRows } from '../../sql/queryable';
+import { QueueSchema, queueSchema } from '../../sql/queue-schema';
 
 /**
  * Longest pause between two recorded ticks (any node's start or end of a tick) that still counts

@@ -4,7 +4,7 @@ import { inputValidator } from '../validation/input.validator';
 import { Validator } from '../validation/validator';
 import { measureData } from '../validation/json-data';
 import { ScheduleOptions } from '../interfaces/schedule-options.interface';
-import { ScheduleInsertRow } from '../sql/upsert-schedule.query';
+import { ScheduleInsertRow } from './sql/upsert-schedule.query';
 import { CATCH_UP_VALUES, checkCronSpec, cronTimes, DEFAULT_CATCH_UP } from './cron-expression';
 
 const SCHEDULE_OPTION_KEYS = ['timezone', 'catchUp', 'priority', 'maxAttempts'] as const;

@@ -1,5 +1,4 @@
-import { JobSchedule } from '../interfaces/schedule-options.interface';
-import { CatchUp } from '../schedules/cron-expression';
+import { CatchUp, JobSchedule } from '../../interfaces/schedule-options.interface';
 
 /** A `job_schedules` row as the statements return it. */
 export interface ScheduleRow {

@@ -1,8 +1,6 @@
 import { Cron } from 'croner';
 import { MAX_CRON_LENGTH } from '../job-queue.constants';
-
-/** What happens to fire times missed while no node was running. @publicApi */
-export type CatchUp = 'once' | 'skip';
+import { CatchUp } from '../interfaces/schedule-options.interface';
 
 export const CATCH_UP_VALUES: readonly CatchUp[] = ['once', 'skip'];
 export const DEFAULT_CATCH_UP: CatchUp = 'once';
@@ -16,6 +14,11 @@ export const DEFAULT_TIMEZONE = 'UTC';
 export interface CronSpec {
   cron: string;
   timezone: string;
+}
+
+/** A handler's `cron`, `timezone` and `catchUp`, checked. */
+export interface HandlerSchedule extends CronSpec {
+  catchUp: CatchUp;
 }
 
 /** How a caller reports a bad value: a typed error naming `field` (`cron` or `timezone`). */

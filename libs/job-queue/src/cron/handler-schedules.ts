@@ -1,10 +1,15 @@
 import { DEFAULT_PRIORITY } from '../job-queue.constants';
-import { RegisteredJobHandler } from '../discovery/job-handler.registry';
 import { Queryable } from '../sql/queryable';
 import { databaseNow } from '../sql/database-now.query';
-import { upsertSchedule } from '../sql/upsert-schedule.query';
-import { deleteHandlerSchedules } from '../sql/delete-schedules.query';
-import { cronTimes } from './cron-expression';
+import { upsertSchedule } from './sql/upsert-schedule.query';
+import { deleteHandlerSchedules } from './sql/delete-schedules.query';
+import { cronTimes, HandlerSchedule } from './cron-expression';
+
+/** What a boot's sync reads of a `@JobHandler`: its type and its checked schedule, if any. */
+export interface ScheduledHandler {
+  jobType: string;
+  options: { schedule: HandlerSchedule | undefined };
+}
 
 /** What a boot changed: the handler schedules it wrote, and those it deleted. */
 export interface HandlerScheduleSync {
@@ -26,7 +31,7 @@ export interface HandlerScheduleSync {
 export async function syncHandlerSchedules(
   db: Queryable,
   schema: string,
-  handlers: RegisteredJobHandler[],
+  handlers: readonly ScheduledHandler[],
 ): Promise<HandlerScheduleSync> {
   const written: string[] = [];
   const scheduled = handlers.flatMap(({ jobType, options }) =>

@@ -1,5 +1,5 @@
-import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { Queryable, queryRows } from '../../sql/queryable';
+import { QueueSchema, queueSchema } from '../../sql/queue-schema';
 import { CronTickClock } from './start-cron-tick.query';
 
 // The tick's time plus how long it took by the database's clock: a tick given a time (a test's)

@@ -8,24 +8,24 @@ import {
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
-import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { CatchUp, CronSpec, CronTimes, cronTimes } from '../schedules/cron-expression';
-import { FirePlan, MAX_BEHIND_MS, planFires } from '../schedules/fire-plan';
-import { HandlerScheduleSync, syncHandlerSchedules } from '../schedules/handler-schedules';
+import { CatchUp } from '../interfaces/schedule-options.interface';
+import { CronSpec, CronTimes, cronTimes } from './cron-expression';
+import { FirePlan, MAX_BEHIND_MS, planFires } from './fire-plan';
+import { HandlerScheduleSync, ScheduledHandler, syncHandlerSchedules } from './handler-schedules';
 import {
   DUE_SCHEDULES_LIMIT,
   DueScheduleRow,
   dueSchedules,
   FIRST_DUE_PAGE,
-} from '../sql/due-schedules.query';
-import { endCronTick } from '../sql/end-cron-tick.query';
-import { fireSchedule } from '../sql/fire-schedule.query';
-import { CronTickClock, startCronTick } from '../sql/start-cron-tick.query';
-import { JobPoller } from '../worker/job-poller';
-import { LogPeriod } from '../worker/log-period';
-import { KeyedLogPeriod } from './keyed-log-period';
+} from './sql/due-schedules.query';
+import { endCronTick } from './sql/end-cron-tick.query';
+import { fireSchedule } from './sql/fire-schedule.query';
+import { CronTickClock, startCronTick } from './sql/start-cron-tick.query';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
+import { LogPeriod } from '../periodic/log-period';
+import { KeyedLogPeriod } from '../periodic/keyed-log-period';
 import { LateFires } from './late-fires';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceTask } from '../periodic/maintenance-task';
 
 /**
  * How often a node says again that it cannot plan a schedule, per schedule: the first at once,
@@ -63,8 +63,7 @@ export class CronScheduler extends MaintenanceTask {
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
-    private readonly registry: JobHandlerRegistry,
-    private readonly poller: JobPoller,
+    private readonly wakeup: ClaimWakeup,
   ) {
     super(schedulerRegistry, {
       kind: 'cron',
@@ -78,9 +77,9 @@ export class CronScheduler extends MaintenanceTask {
     return this.tickOnce();
   }
 
-  /** Writes this node's handler schedules (see `syncHandlerSchedules`). */
-  syncHandlerSchedules(): Promise<HandlerScheduleSync> {
-    return syncHandlerSchedules(this.dataSource, this.options.schema, this.registry.all());
+  /** Writes the schedules of this node's handlers (see `syncHandlerSchedules`). */
+  syncHandlerSchedules(handlers: readonly ScheduledHandler[]): Promise<HandlerScheduleSync> {
+    return syncHandlerSchedules(this.dataSource, this.options.schema, handlers);
   }
 
   /**
@@ -106,7 +105,7 @@ export class CronScheduler extends MaintenanceTask {
         fired.push(schedule);
         enqueued ||= schedule.jobIds.length > 0;
       }
-      if (enqueued) this.poller.wake();
+      if (enqueued) this.wakeup.jobsClaimable();
       if (page.length < DUE_SCHEDULES_LIMIT) break;
       const last = page[page.length - 1];
       cursor = { position: last.position, name: last.name };

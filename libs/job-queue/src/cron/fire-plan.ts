@@ -1,4 +1,5 @@
-import { CatchUp, CronTimes } from './cron-expression';
+import { CatchUp } from '../interfaces/schedule-options.interface';
+import { CronTimes } from './cron-expression';
 
 /**
  * How late a fire time may be enqueued and still count as on time when no worker ticked after

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { databaseErrorText } from '../errors/database-error.util';
-import { ScheduledTask } from '../worker/scheduled-task';
+import { ScheduledTask } from './scheduled-task';
 
 /** How a maintenance task is registered, how often it runs, and how its failures read. */
 export interface MaintenanceTaskOptions {
