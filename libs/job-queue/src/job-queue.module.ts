@@ -29,6 +29,7 @@ import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
 import { PrefetchedJobs } from './worker/prefetched-jobs';
 import { JobTypePauses } from './worker/job-type-pauses';
 import { ClaimWakeup } from './periodic/claim-wakeup';
+import { MaintenanceContext } from './periodic/maintenance-task';
 import { RunningJobs } from './worker/running-jobs';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
@@ -44,6 +45,7 @@ const coreProviders = [
   PrefetchedJobs,
   JobTypePauses,
   ClaimWakeup,
+  MaintenanceContext,
   JobCompleter,
   JobExecutor,
   JobPoller,

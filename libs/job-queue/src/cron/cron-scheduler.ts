@@ -1,13 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  CRON_TICK_MS,
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../options/resolved-options';
+import { Injectable } from '@nestjs/common';
+import { CRON_TICK_MS } from '../job-queue.constants';
 import { CatchUp } from '../interfaces/schedule-options.interface';
 import { CronSpec, CronTimes, cronTimes } from './cron-expression';
 import { FirePlan, MAX_BEHIND_MS, planFires } from './fire-plan';
@@ -25,7 +17,7 @@ import { ClaimWakeup } from '../periodic/claim-wakeup';
 import { LogPeriod } from '../periodic/log-period';
 import { KeyedLogPeriod } from '../periodic/keyed-log-period';
 import { LateFires } from './late-fires';
-import { MaintenanceTask } from '../periodic/maintenance-task';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 
 /**
  * How often a node says again that it cannot plan a schedule, per schedule: the first at once,
@@ -60,15 +52,12 @@ export class CronScheduler extends MaintenanceTask {
   private readonly refusals = new KeyedLogPeriod(PLAN_REFUSED_LOG_PERIOD_MS);
 
   constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
+    context: MaintenanceContext,
     private readonly wakeup: ClaimWakeup,
   ) {
-    super(schedulerRegistry, {
+    super(context, {
       kind: 'cron',
-      workerId: options.workerId,
-      periodMs: CRON_TICK_MS,
+      periodMs: () => CRON_TICK_MS,
       failure: 'Firing cron schedules failed',
     });
   }

@@ -1,14 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../options/resolved-options';
+import { Injectable } from '@nestjs/common';
 import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
-import { MaintenanceTask } from '../periodic/maintenance-task';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { ClaimWakeup } from '../periodic/claim-wakeup';
 
 /** Statements one pass runs at most: a huge backlog that fell due is staged over several passes. */
@@ -24,15 +16,12 @@ const MAX_STATEMENTS_PER_PASS = 10;
 @Injectable()
 export class ScheduledJobStager extends MaintenanceTask {
   constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
+    context: MaintenanceContext,
     private readonly wakeup: ClaimWakeup,
   ) {
-    super(schedulerRegistry, {
+    super(context, {
       kind: 'stager',
-      workerId: options.workerId,
-      periodMs: options.stagerIntervalMs,
+      periodMs: (options) => options.stagerIntervalMs,
       failure: 'Staging scheduled jobs failed',
     });
   }

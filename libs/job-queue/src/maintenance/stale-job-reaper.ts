@@ -1,14 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../options/resolved-options';
+import { Injectable } from '@nestjs/common';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
-import { MaintenanceTask } from '../periodic/maintenance-task';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { retryPolicyFor } from '../retry/retry-policy';
 
 /**
@@ -20,15 +12,10 @@ import { retryPolicyFor } from '../retry/retry-policy';
  */
 @Injectable()
 export class StaleJobReaper extends MaintenanceTask {
-  constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
-  ) {
-    super(schedulerRegistry, {
+  constructor(context: MaintenanceContext) {
+    super(context, {
       kind: 'reaper',
-      workerId: options.workerId,
-      periodMs: options.reaperIntervalMs,
+      periodMs: (options) => options.reaperIntervalMs,
       failure: 'Stale-job check failed',
     });
   }
