@@ -3,9 +3,9 @@ import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
+import { WorkerShutdownError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
-import { INVALID_OPTION } from '../job-queue.messages';
+import { optionValidator } from '../validation/option.validator';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
 import { CronScheduler } from '../cron/cron-scheduler';
@@ -30,10 +30,10 @@ export function jobTypesToClaim(
   if (worker.jobTypes === undefined) return registry.jobTypes();
   const missing = worker.jobTypes.filter((jobType) => !registry.get(jobType));
   if (missing.length > 0) {
-    throw new InvalidJobQueueOptionsError(
-      INVALID_OPTION('worker.jobTypes', missing, 'job types that have a @JobHandler in this app'),
+    optionValidator.fail(
       'worker.jobTypes',
       missing,
+      'job types that have a @JobHandler in this app',
     );
   }
   return worker.jobTypes;
@@ -109,15 +109,11 @@ export class JobWorker {
   private async startNow(): Promise<void> {
     const worker = this.options.worker;
     if (worker === false) {
-      throw new InvalidJobQueueOptionsError(
-        INVALID_OPTION(
-          'worker',
-          false,
-          'worker options (or none) for JobWorker.start(): with worker: false this app is ' +
-            'enqueue-only and has no worker to start',
-        ),
+      optionValidator.fail(
         'worker',
         false,
+        'worker options (or none) for JobWorker.start(): with worker: false this app is ' +
+          'enqueue-only and has no worker to start',
       );
     }
     if (this.started) return;
