@@ -15,7 +15,10 @@ import {
 } from 'nest-pg-job-queue';
 import { resolveJobQueueOptions } from '../../libs/job-queue/src/job-queue.options';
 import { MAX_FAILURE_BACKOFF_MS } from '../../libs/job-queue/src/worker/failure-backoff';
-import { FIRST_LOG_PERIOD_MS, MAX_LOG_PERIOD_MS } from '../../libs/job-queue/src/worker/log-period';
+import {
+  FIRST_LOG_PERIOD_MS,
+  MAX_LOG_PERIOD_MS,
+} from '../../libs/job-queue/src/periodic/log-period';
 import { CapturingLogger } from '../support/capturing-logger';
 import { Gate } from '../support/gate';
 import { OwnPostgres } from '../support/own-postgres';

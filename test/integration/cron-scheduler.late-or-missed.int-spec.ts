@@ -1,4 +1,4 @@
-import { CronScheduler } from '../../libs/job-queue/src/maintenance/cron-scheduler';
+import { CronScheduler } from '../../libs/job-queue/src/cron/cron-scheduler';
 import {
   createQueueTestingModule,
   QueueTestingModule,

@@ -1,5 +1,5 @@
-import { CronScheduler } from '../../libs/job-queue/src/maintenance/cron-scheduler';
-import { DUE_SCHEDULES_LIMIT } from '../../libs/job-queue/src/sql/due-schedules.query';
+import { CronScheduler } from '../../libs/job-queue/src/cron/cron-scheduler';
+import { DUE_SCHEDULES_LIMIT } from '../../libs/job-queue/src/cron/sql/due-schedules.query';
 import {
   createQueueTestingModule,
   QueueTestingModule,

@@ -1,5 +1,5 @@
-import { CronScheduler } from '../../libs/job-queue/src/maintenance/cron-scheduler';
-import { CronSpec, CronTimes, cronTimes } from '../../libs/job-queue/src/schedules/cron-expression';
+import { CronScheduler } from '../../libs/job-queue/src/cron/cron-scheduler';
+import { CronSpec, CronTimes, cronTimes } from '../../libs/job-queue/src/cron/cron-expression';
 import {
   createQueueTestingModule,
   QueueTestingModule,

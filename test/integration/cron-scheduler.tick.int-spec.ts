@@ -1,5 +1,5 @@
 import { JobStatus } from 'nest-pg-job-queue';
-import { CronScheduler } from '../../libs/job-queue/src/maintenance/cron-scheduler';
+import { CronScheduler } from '../../libs/job-queue/src/cron/cron-scheduler';
 import {
   createQueueTestingModule,
   QueueTestingModule,

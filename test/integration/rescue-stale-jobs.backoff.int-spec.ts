@@ -1,6 +1,6 @@
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { rescueStaleJobs } from '../../libs/job-queue/src/sql/rescue-stale-jobs.query';
-import { retryDelayMs } from '../../libs/job-queue/src/worker/retry-policy';
+import { retryDelayMs } from '../../libs/job-queue/src/retry/retry-policy';
 import { useQueueTestingModule } from '../support/test-app';
 
 const POLICY = { baseDelayMs: 1_000, maxDelayMs: 20_000, jitter: 0.25 };

@@ -1,6 +1,6 @@
-import { CronScheduler } from '../../libs/job-queue/src/maintenance/cron-scheduler';
+import { CronScheduler } from '../../libs/job-queue/src/cron/cron-scheduler';
 import { RegisteredJobHandler } from '../../libs/job-queue/src/discovery/job-handler.registry';
-import { syncHandlerSchedules } from '../../libs/job-queue/src/schedules/handler-schedules';
+import { syncHandlerSchedules } from '../../libs/job-queue/src/cron/handler-schedules';
 import { useQueueTestingModule } from '../support/test-app';
 
 /** Every timer API but Date stays real: pg, TypeORM and Jest keep their own clocks. */

@@ -1,10 +1,10 @@
-import { CronTimes, cronTimes } from '../../libs/job-queue/src/schedules/cron-expression';
+import { CronTimes, cronTimes } from '../../libs/job-queue/src/cron/cron-expression';
 import {
   MAX_BEHIND_MS,
   MAX_LATENESS_MS,
   MIN_LATENESS_MS,
   planFires,
-} from '../../libs/job-queue/src/schedules/fire-plan';
+} from '../../libs/job-queue/src/cron/fire-plan';
 
 const at = (iso: string) => new Date(iso);
 const iso = (dates: Date[]) => dates.map((date) => date.toISOString());

@@ -2,7 +2,7 @@ import {
   FIRST_LOG_PERIOD_MS,
   LogPeriod,
   MAX_LOG_PERIOD_MS,
-} from '../../libs/job-queue/src/worker/log-period';
+} from '../../libs/job-queue/src/periodic/log-period';
 
 /** The times, from `from` to `to` ms in steps of `step`, at which a line is due. */
 function dueTimes(period: LogPeriod, from: number, to: number, step = 100): number[] {

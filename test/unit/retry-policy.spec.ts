@@ -1,4 +1,4 @@
-import { retryDelayMs } from '../../libs/job-queue/src/worker/retry-policy';
+import { retryDelayMs } from '../../libs/job-queue/src/retry/retry-policy';
 
 const backoff = { baseDelayMs: 1_000, maxDelayMs: 60_000, jitter: 0.2 };
 /** random() returning this gives no spread: 2 * 0.5 - 1 = 0. */

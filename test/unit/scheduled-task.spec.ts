@@ -1,5 +1,5 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { ScheduledTask } from '../../libs/job-queue/src/worker/scheduled-task';
+import { ScheduledTask } from '../../libs/job-queue/src/periodic/scheduled-task';
 
 /** A run the test finishes by hand: how many started, and how to end the one going on. */
 function controlledRun() {

@@ -1,5 +1,5 @@
 import { InvalidJobInputError } from 'nest-pg-job-queue';
-import { serialiseData } from '../../libs/job-queue/src/job-input.validation';
+import { serialiseData } from '../../libs/job-queue/src/validation/json-data';
 
 // serialiseData has a fast path for plain JSON and a checked path for everything else; both must
 // give JSON.stringify's text for what they accept, and the checked path names what it refuses.

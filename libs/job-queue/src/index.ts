@@ -22,9 +22,9 @@ export { JobWorker } from './worker/job-worker';
 
 // Producing and managing jobs
 export { QueueService } from './queue.service';
-export type { JobQueueStats, JobStatusCounts, JobTypeStats } from './queue.service';
+export type { JobQueueStats, JobStatusCounts, JobTypeStats } from './stats/job-queue-stats.types';
 export type { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
-export type { CatchUp } from './schedules/cron-expression';
+export type { CatchUp } from './interfaces/schedule-options.interface';
 export type { StatsOptions } from './interfaces/stats-options.interface';
 export type {
   EnqueueManyItem,

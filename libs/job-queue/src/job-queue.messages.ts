@@ -20,6 +20,23 @@ export const UNKNOWN_OPTION = (option: string, known: readonly string[]): string
 export const INVALID_INPUT = (field: string, value: unknown, expected: string): string =>
   `Invalid job ${field}: ${describeValue(value)}. Expected ${expected}.`;
 
+export const UNKNOWN_INPUT_OPTION = (kind: string, field: string, known: readonly string[]) =>
+  `Unknown ${kind} option "${field}". Known options: ${known.join(', ')}.`;
+
+/** `enqueueMany` was given something other than an array of jobs. */
+export const BATCH_NOT_AN_ARRAY = (value: unknown): string =>
+  `Invalid enqueueMany argument "jobs": ${describeValue(value)}. Expected an array of jobs.`;
+
+/** More jobs in one `enqueueMany` call than `maxBatchSize`. */
+export const BATCH_TOO_MANY_JOBS = (count: number, maxBatchSize: number): string =>
+  `Too many jobs for one enqueueMany call: ${count}, at most ${maxBatchSize} (maxBatchSize). ` +
+  `Split the batch into several calls (one transaction through manager keeps them all or none).`;
+
+/** More bytes of `data` JSON in one `enqueueMany` call than `maxBatchBytes`; `index` crossed it. */
+export const BATCH_TOO_MANY_BYTES = (index: number, maxBatchBytes: number): string =>
+  `Too much data for one enqueueMany call: jobs[${index}] takes the data JSON past ` +
+  `${maxBatchBytes} bytes (maxBatchBytes). Split the batch into several calls.`;
+
 export const JOB_NOT_FOUND = (jobId: unknown): string =>
   `No job with id ${describeValue(jobId)} exists.`;
 

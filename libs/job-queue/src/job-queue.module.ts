@@ -16,7 +16,7 @@ import { JobHandlerExplorer } from './discovery/job-handler.explorer';
 import { JobHandlerRegistry } from './discovery/job-handler.registry';
 import { StaleJobReaper } from './maintenance/stale-job-reaper';
 import { ScheduledJobStager } from './maintenance/scheduled-job-stager';
-import { CronScheduler } from './maintenance/cron-scheduler';
+import { CronScheduler } from './cron/cron-scheduler';
 import { JobPruner } from './maintenance/job-pruner';
 import { JobStatsRefresher } from './maintenance/job-stats-refresher';
 import { JobCompleter } from './worker/job-completer';
@@ -28,6 +28,8 @@ import { JobWorker } from './worker/job-worker';
 import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
 import { PrefetchedJobs } from './worker/prefetched-jobs';
 import { JobTypePauses } from './worker/job-type-pauses';
+import { ClaimWakeup } from './periodic/claim-wakeup';
+import { MaintenanceContext } from './periodic/maintenance-task';
 import { RunningJobs } from './worker/running-jobs';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
@@ -42,6 +44,8 @@ const coreProviders = [
   RunningJobs,
   PrefetchedJobs,
   JobTypePauses,
+  ClaimWakeup,
+  MaintenanceContext,
   JobCompleter,
   JobExecutor,
   JobPoller,

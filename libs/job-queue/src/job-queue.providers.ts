@@ -8,9 +8,9 @@ import {
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from './job-queue.constants';
 import { JOB_QUEUE_MODULE_OPTIONS } from './job-queue.module-definition';
-import { resolveJobQueueOptions, ResolvedJobQueueOptions } from './job-queue.options';
-import { INVALID_OPTION } from './job-queue.messages';
-import { InvalidJobQueueOptionsError } from './errors';
+import { resolveJobQueueOptions } from './job-queue.options';
+import { ResolvedJobQueueOptions } from './options/resolved-options';
+import { optionValidator } from './validation/option.validator';
 import { JobQueueModuleOptions } from './interfaces/job-queue-options.interface';
 
 /** Defaults and validation, fed by whichever registration style the app used. */
@@ -44,14 +44,10 @@ export function dataSourceProvider(name: string | undefined): Provider {
     provide: JOB_QUEUE_DATA_SOURCE,
     useFactory: (dataSource: DataSource, options: ResolvedJobQueueOptions): DataSource => {
       if (options.dataSource !== undefined && options.dataSource !== name) {
-        throw new InvalidJobQueueOptionsError(
-          INVALID_OPTION(
-            'dataSource',
-            options.dataSource,
-            `the same name as given to forRootAsync({ dataSource }) (${String(name)})`,
-          ),
+        optionValidator.fail(
           'dataSource',
           options.dataSource,
+          `the same name as given to forRootAsync({ dataSource }) (${String(name)})`,
         );
       }
       return dataSource;

@@ -1,41 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-  DEFAULT_PRIORITY,
-} from './job-queue.constants';
-import { ResolvedJobQueueOptions } from './job-queue.options';
+import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from './job-queue.constants';
+import { ResolvedJobQueueOptions } from './options/resolved-options';
 import { Job } from './entities/job.entity';
 import { JobStatus } from './entities/job-status.enum';
 import {
   InvalidJobInputError,
   JobNotFoundError,
   JobQueueDatabaseError,
-  JobQueueUnavailableError,
   JobStateConflictError,
 } from './errors';
-import { typedDatabaseError } from './errors/database-error.util';
 import {
   EnqueueManyItem,
   EnqueueOptions,
-  JobOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';
-import { INVALID_INPUT, SCHEDULE_OWNED_BY_HANDLER } from './job-queue.messages';
+import { BATCH_NOT_AN_ARRAY, SCHEDULE_OWNED_BY_HANDLER } from './job-queue.messages';
 import {
   checkInteger,
   checkJobId,
   checkJobType,
   checkProgress,
-  checkRunAt,
   checkStage,
-  checkUniqueKey,
-  measureData,
-} from './job-input.validation';
+} from './validation/job-input.checks';
+import { jobInput } from './validation/input.validator';
 import { JobRow, Queryable, toJob } from './sql/queryable';
-import { insertJobs, JobInsertRow } from './sql/insert-jobs.query';
-import { findUnfinishedByUniqueKeys } from './sql/find-unfinished-by-unique-keys.query';
 import { getJobRow } from './sql/get-job.query';
 import { updateProgressRow } from './sql/update-progress.query';
 import { cancelJobRow } from './sql/cancel-job.query';
@@ -44,41 +33,28 @@ import { findStaleJobRows } from './sql/find-stale-jobs.query';
 import { pauseJobType } from './sql/pause-job-type.query';
 import { resumeJobType } from './sql/resume-job-type.query';
 import { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
-import { checkedSchedule, checkScheduleName, withFirstFireAt } from './schedules/schedule-input';
+import { checkedSchedule, checkScheduleName, withFirstFireAt } from './cron/schedule-input';
 import { databaseNow } from './sql/database-now.query';
-import { upsertSchedule } from './sql/upsert-schedule.query';
-import { deleteSchedule } from './sql/delete-schedules.query';
-import { listSchedules } from './sql/list-schedules.query';
-import { toJobSchedule } from './sql/schedule-columns';
+import { upsertSchedule } from './cron/sql/upsert-schedule.query';
+import { deleteSchedule } from './cron/sql/delete-schedules.query';
+import { listSchedules } from './cron/sql/list-schedules.query';
+import { toJobSchedule } from './cron/sql/schedule-columns';
 import { PruneOptions } from './interfaces/prune-options.interface';
-import { checkPruneOptions } from './prune-input.validation';
+import { checkPruneOptions } from './validation/prune-options.checks';
 import { pruneInBatches } from './maintenance/prune-in-batches';
 import { StatsOptions } from './interfaces/stats-options.interface';
 import { JobStatsReader } from './stats/job-stats.reader';
 import { toJobQueueStats } from './stats/job-queue-stats.builder';
 import { JobTypePauses } from './worker/job-type-pauses';
+import { JobQueueStats } from './stats/job-queue-stats.types';
+import { checkManager, queueDatabase } from './queue/queue-database';
+import { JOB_OPTION_KEYS, toBatchInsertRows, toJobInsertRow } from './queue/job-insert-rows';
+import { insertHoldingUniqueKeys } from './queue/insert-holding-unique-keys';
 
-/** Counts of jobs by status, for one job type. @publicApi */
-export type JobStatusCounts = Record<JobStatus, number>;
-
-/** One job type in `stats()`: its counts by status, and whether it is paused. @publicApi */
-export type JobTypeStats = JobStatusCounts & { paused: boolean };
-
-/**
- * `stats()`: counts by job type, then status, and each type's `paused`. Types with no jobs are
- * absent, unless paused. @publicApi
- */
-export type JobQueueStats = Record<string, JobTypeStats>;
-
-const JOB_OPTION_KEYS = ['priority', 'runAt', 'delayMs', 'maxAttempts', 'uniqueKey'] as const;
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
 /** The partial unique index over unfinished jobs' keys (CreateJobsTable migration). */
 const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
-
-// A unique key freed between a duplicate's insert and our look-up (its holder finished) makes us
-// insert again; more than a few rounds means something else is wrong.
-const MAX_UNIQUE_KEY_ROUNDS = 5;
 
 /**
  * The producer and management API: enqueue jobs, read them, report progress, cancel and retry.
@@ -106,13 +82,13 @@ export class QueueService {
    * of adding another.
    */
   async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
-    checkObject('options', opts);
-    const { manager, ...jobOptions } = opts;
+    const { manager, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
-    this.rejectUnknownKeys('', jobOptions, JOB_OPTION_KEYS);
+    jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
     const db = this.db(checkManager(manager));
-    const row = this.toInsertRow('', { ...jobOptions, type: jobType, data });
-    const [job] = await this.insertAll(db, [row]);
+    const item = { ...jobOptions, type: jobType, data };
+    const row = toJobInsertRow('', item, this.options.maxPayloadBytes);
+    const [job] = await insertHoldingUniqueKeys(db, this.options.schema, [row]);
     return job as Job<T>;
   }
 
@@ -122,38 +98,13 @@ export class QueueService {
    */
   async enqueueMany<T>(items: EnqueueManyItem<T>[], opts: WriteOptions = {}): Promise<Job<T>[]> {
     if (!Array.isArray(items)) {
-      throw new InvalidJobInputError(INVALID_INPUT('jobs', items, 'an array'), 'jobs', items);
+      throw new InvalidJobInputError(BATCH_NOT_AN_ARRAY(items), 'jobs', items);
     }
-    checkObject('options', opts);
-    this.rejectUnknownKeys('', opts, WRITE_OPTION_KEYS, WRITE_OPTION_KEYS);
+    jobInput.knownKeys(jobInput.plainObject('options', opts), WRITE_OPTION_KEYS);
     const db = this.db(checkManager(opts.manager));
-    const { maxBatchSize, maxBatchBytes } = this.options;
-    if (items.length > maxBatchSize) {
-      throw new InvalidJobInputError(
-        `Invalid job jobs: ${items.length} jobs. Expected at most ${maxBatchSize} per ` +
-          `enqueueMany call (maxBatchSize); split the batch.`,
-        'jobs',
-        `<${items.length} jobs>`,
-      );
-    }
-    if (items.length === 0) return [];
-    let bytes = 0;
-    const rows = items.map((item, i) => {
-      const row = this.toInsertRow(`jobs[${i}].`, item);
-      bytes += row.dataBytes;
-      // Checked as we go: nothing past the item that crosses the limit is serialised.
-      if (bytes > maxBatchBytes) {
-        throw new InvalidJobInputError(
-          `Invalid job jobs: more than ${maxBatchBytes} bytes of data JSON by jobs[${i}]. ` +
-            `Expected at most ${maxBatchBytes} per enqueueMany call (maxBatchBytes); ` +
-            `split the batch.`,
-          'jobs',
-          `<more than ${maxBatchBytes} bytes>`,
-        );
-      }
-      return row;
-    });
-    return (await this.insertAll(db, rows)) as Job<T>[];
+    const rows = toBatchInsertRows(items, this.options);
+    if (rows.length === 0) return [];
+    return (await insertHoldingUniqueKeys(db, this.options.schema, rows)) as Job<T>[];
   }
 
   /** The job with this id; throws `JobNotFoundError` when there is none. */
@@ -227,8 +178,7 @@ export class QueueService {
    * zeros.
    */
   async stats(opts: StatsOptions = {}): Promise<JobQueueStats> {
-    checkObject('options', opts);
-    this.rejectUnknownKeys('', opts, STATS_OPTION_KEYS, STATS_OPTION_KEYS);
+    jobInput.knownKeys(jobInput.plainObject('options', opts), STATS_OPTION_KEYS);
     const maxAgeMs =
       opts.maxAgeMs === undefined ? undefined : checkInteger('maxAgeMs', opts.maxAgeMs, 0);
     this.statsReader ??= new JobStatsReader(
@@ -329,131 +279,9 @@ export class QueueService {
     );
   }
 
-  private toInsertRow(
-    path: string,
-    item: EnqueueManyItem<unknown>,
-  ): JobInsertRow & { dataBytes: number } {
-    if (typeof item !== 'object' || item === null) {
-      const field = path ? path.slice(0, -1) : 'options';
-      throw new InvalidJobInputError(INVALID_INPUT(field, item, 'an object'), field, item);
-    }
-    this.rejectUnknownKeys(path, item, [...JOB_OPTION_KEYS, 'type', 'data']);
-    const opts: JobOptions = item;
-    if (opts.runAt !== undefined && opts.delayMs !== undefined) {
-      throw new InvalidJobInputError(
-        INVALID_INPUT(`${path}delayMs`, opts.delayMs, 'either runAt or delayMs, not both'),
-        `${path}delayMs`,
-        opts.delayMs,
-      );
-    }
-    const data = measureData(`${path}data`, item.data, this.options.maxPayloadBytes);
-    return {
-      jobType: checkJobType(`${path}type`, item.type),
-      dataJson: data.json,
-      dataBytes: data.bytes,
-      priority:
-        opts.priority === undefined
-          ? DEFAULT_PRIORITY
-          : checkInteger(`${path}priority`, opts.priority),
-      runAt: opts.runAt === undefined ? null : checkRunAt(`${path}runAt`, opts.runAt),
-      delayMs: opts.delayMs === undefined ? 0 : checkInteger(`${path}delayMs`, opts.delayMs, 0),
-      maxAttempts:
-        opts.maxAttempts === undefined
-          ? null
-          : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
-      uniqueKey:
-        opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
-    };
-  }
-
-  private rejectUnknownKeys(
-    path: string,
-    item: object,
-    known: readonly string[],
-    listed: readonly string[] = JOB_OPTION_KEYS,
-  ): void {
-    for (const key of Object.keys(item)) {
-      if (!known.includes(key)) {
-        const field = path + key;
-        throw new InvalidJobInputError(
-          `Unknown job option "${field}". Known options: ${listed.join(', ')}.`,
-          field,
-          (item as Record<string, unknown>)[key],
-        );
-      }
-    }
-  }
-
-  /**
-   * Inserts the rows; those whose unique key is already held resolve to the holder. Only when a
-   * key clashes does this take more than the one insert statement.
-   */
-  private async insertAll(db: Queryable, rows: JobInsertRow[]): Promise<Job[]> {
-    const jobs: Job[] = new Array(rows.length);
-    let pending = rows.map((_, index) => index);
-    for (let round = 0; pending.length > 0; round++) {
-      if (round === MAX_UNIQUE_KEY_ROUNDS) {
-        throw new Error(`Could not enqueue after ${round} rounds of unique key conflicts`);
-      }
-      const inserted = await insertJobs(
-        db,
-        this.options.schema,
-        pending.map((index) => rows[index]),
-      );
-      inserted.forEach((job, position) => {
-        if (job) jobs[pending[position]] = job;
-      });
-      pending = pending.filter((index) => jobs[index] === undefined);
-      if (pending.length === 0) break;
-      const keys = [...new Set(pending.map((index) => rows[index].uniqueKey as string))];
-      const holders = new Map(
-        (await findUnfinishedByUniqueKeys(db, this.options.schema, keys)).map((row) => [
-          row.unique_key,
-          toJob(row),
-        ]),
-      );
-      for (const index of pending) {
-        const holder = holders.get(rows[index].uniqueKey);
-        if (holder) jobs[index] = holder;
-      }
-      pending = pending.filter((index) => jobs[index] === undefined);
-    }
-    return jobs;
-  }
-
-  /**
-   * Where a call's statements go (`manager`, else the data source), each bounded by
-   * `databaseTimeoutMs`. Connection failures become `JobQueueUnavailableError` so a caller can
-   * tell "try later" from a refused statement, which becomes `JobQueueDatabaseError`. Neither
-   * carries the driver's statement error: it holds the SQL and its parameters (job payloads), and
-   * Nest logs an error's properties and cause.
-   */
+  /** Where a call's statements go: `manager`, else the data source (see `queueDatabase`). */
   private db(manager?: Queryable): Queryable {
-    const target = manager ?? this.dataSource;
-    const timeoutMs = this.options.databaseTimeoutMs;
-    return {
-      query: async (sql, parameters) => {
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<never>((_, reject) => {
-          if (timeoutMs === 0) return;
-          timer = setTimeout(() => {
-            reject(
-              new JobQueueUnavailableError(
-                `The database did not answer within ${timeoutMs} ms (databaseTimeoutMs); ` +
-                  `the statement was not cancelled and may still complete`,
-              ),
-            );
-          }, timeoutMs);
-        });
-        try {
-          return await Promise.race([target.query(sql, parameters), timedOut]);
-        } catch (error) {
-          throw typedDatabaseError(error);
-        } finally {
-          clearTimeout(timer);
-        }
-      },
-    };
+    return queueDatabase(manager ?? this.dataSource, this.options.databaseTimeoutMs);
   }
 
   /** Why a write that targets one job matched no row: no such job, or not in a state for it. */
@@ -462,23 +290,4 @@ export class QueueService {
     if (!row) return new JobNotFoundError(jobId);
     return new JobStateConflictError(jobId, row.status as JobStatus, action);
   }
-}
-
-function checkObject(field: string, value: unknown): asserts value is object {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidJobInputError(INVALID_INPUT(field, value, 'an object'), field, value);
-  }
-}
-
-/** `manager` must run queries: an `EntityManager` (or a QueryRunner's). */
-function checkManager(manager: unknown): Queryable | undefined {
-  if (manager === undefined) return undefined;
-  if (typeof (manager as Partial<Queryable> | null)?.query !== 'function') {
-    throw new InvalidJobInputError(
-      INVALID_INPUT('manager', manager, "an EntityManager (say, a transaction's)"),
-      'manager',
-      manager,
-    );
-  }
-  return manager as Queryable;
 }

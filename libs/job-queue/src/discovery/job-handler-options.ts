@@ -1,21 +1,18 @@
-import { InvalidJobQueueOptionsError } from '../errors';
-import { INVALID_OPTION, UNKNOWN_OPTION } from '../job-queue.messages';
-import { intOption, resolveBackoff, ResolvedJobQueueOptions } from '../job-queue.options';
 import { JobHandlerOptions } from '../interfaces/job-handler-options.interface';
-import { HandlerSchedule, ResolvedHandlerOptions } from './job-handler.registry';
-import { CATCH_UP_VALUES, checkCronSpec, DEFAULT_CATCH_UP } from '../schedules/cron-expression';
-import { resolveRetention } from '../retention.options';
+import { resolveBackoff } from '../options/backoff.option';
+import { HANDLER_OPTIONS } from '../options/handler-options.table';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
+import { resolveRetention } from '../options/retention.option';
+import {
+  CATCH_UP_VALUES,
+  checkCronSpec,
+  DEFAULT_CATCH_UP,
+  HandlerSchedule,
+} from '../cron/cron-expression';
+import { optionValidator as check } from '../validation/option.validator';
+import { ResolvedHandlerOptions } from './job-handler.registry';
 
-const HANDLER_OPTION_KEYS = [
-  'concurrency',
-  'maxAttempts',
-  'timeoutMs',
-  'backoff',
-  'cron',
-  'timezone',
-  'catchUp',
-  'retention',
-];
+const HANDLER_OPTION_KEYS = Object.keys(HANDLER_OPTIONS);
 
 /**
  * Checks `@JobHandler` options at boot and fills in the module's defaults. Errors name the
@@ -27,37 +24,19 @@ export function resolveHandlerOptions(
   moduleOptions: ResolvedJobQueueOptions,
 ): ResolvedHandlerOptions {
   if (typeof options !== 'object' || options === null) {
-    throw new InvalidJobQueueOptionsError(
-      INVALID_OPTION(where, options, 'an options object'),
-      where,
-      options,
-    );
+    check.fail(where, options, 'an options object');
   }
-  for (const key of Object.keys(options)) {
-    if (!HANDLER_OPTION_KEYS.includes(key)) {
-      const option = `${where}: ${key}`;
-      throw new InvalidJobQueueOptionsError(
-        UNKNOWN_OPTION(option, HANDLER_OPTION_KEYS),
-        option,
-        undefined,
-      );
-    }
-  }
+  check.knownKeys(options, HANDLER_OPTION_KEYS, { prefix: `${where}: ` });
+  const count = (key: 'concurrency' | 'maxAttempts' | 'timeoutMs', value: unknown) =>
+    check.integer(`${where}: ${key}`, value, HANDLER_OPTIONS[key].min);
   return {
     concurrency:
-      options.concurrency === undefined
-        ? undefined
-        : intOption(`${where}: concurrency`, options.concurrency, 0, 1),
-    maxAttempts: intOption(
-      `${where}: maxAttempts`,
-      options.maxAttempts,
-      moduleOptions.defaultMaxAttempts,
-      1,
-    ),
-    timeoutMs:
-      options.timeoutMs === undefined
-        ? undefined
-        : intOption(`${where}: timeoutMs`, options.timeoutMs, 0, 1),
+      options.concurrency === undefined ? undefined : count('concurrency', options.concurrency),
+    maxAttempts:
+      options.maxAttempts === undefined
+        ? moduleOptions.defaultMaxAttempts
+        : count('maxAttempts', options.maxAttempts),
+    timeoutMs: options.timeoutMs === undefined ? undefined : count('timeoutMs', options.timeoutMs),
     backoff: resolveBackoff(`${where}: backoff`, options.backoff, moduleOptions.backoff),
     schedule: resolveHandlerSchedule(where, options),
     retention: resolveRetention(`${where}: retention`, options.retention, moduleOptions.retention),
@@ -69,10 +48,8 @@ function resolveHandlerSchedule(
   where: string,
   options: JobHandlerOptions,
 ): HandlerSchedule | undefined {
-  const fail = (field: string, value: unknown, expected: string): never => {
-    const option = `${where}: ${field}`;
-    throw new InvalidJobQueueOptionsError(INVALID_OPTION(option, value, expected), option, value);
-  };
+  const fail = (field: string, value: unknown, expected: string): never =>
+    check.fail(`${where}: ${field}`, value, expected);
   const { cron, timezone, catchUp } = options;
   if (cron === undefined) {
     if (timezone !== undefined) fail('timezone', timezone, 'no timezone without cron');

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobHandlerFunction } from '../interfaces/job-context.interface';
 import { JobHandlerMetadataAccessor } from './job-handler-metadata.accessor';
 import { JobHandlerRegistry } from './job-handler.registry';

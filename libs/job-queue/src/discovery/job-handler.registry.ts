@@ -1,14 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { JobHandlerFunction } from '../interfaces/job-context.interface';
-import { ResolvedBackoff } from '../job-queue.options';
+import { ResolvedBackoff } from '../options/resolved-options';
 import { DuplicateJobHandlerError } from '../errors';
-import { CatchUp, CronSpec } from '../schedules/cron-expression';
+import { HandlerSchedule } from '../cron/cron-expression';
 
-/** A handler's `cron`, `timezone` and `catchUp`, checked. */
-export interface HandlerSchedule extends CronSpec {
-  catchUp: CatchUp;
-}
-import { ResolvedRetention } from '../retention.options';
+import { ResolvedRetention } from '../options/resolved-options';
 
 /** A handler's options with the module's defaults filled in. */
 export interface ResolvedHandlerOptions {

@@ -1,5 +1,5 @@
 import { BackoffOptions } from './backoff-options.interface';
-import { CatchUp } from '../schedules/cron-expression';
+import { CatchUp } from './schedule-options.interface';
 import { RetentionOptions } from './retention-options.interface';
 
 /** Options of `@JobHandler(type, options)`; each overrides the module's default. @publicApi */

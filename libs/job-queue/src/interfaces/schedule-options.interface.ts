@@ -1,4 +1,5 @@
-import { CatchUp } from '../schedules/cron-expression';
+/** What happens to fire times missed while no node was running. @publicApi */
+export type CatchUp = 'once' | 'skip';
 
 /**
  * Options of `QueueService.schedule(name, cron, type, data, opts)`.

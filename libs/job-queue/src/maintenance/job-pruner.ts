@@ -1,17 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { Injectable } from '@nestjs/common';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { databaseErrorText } from '../errors/database-error.util';
 import { queueSchema } from '../sql/queue-schema';
 import { storeRetention } from '../sql/store-retention.query';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { pruneInBatches } from './prune-in-batches';
 
 /**
@@ -37,15 +29,12 @@ export class JobPruner extends MaintenanceTask {
   private stopping = false;
 
   constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
+    context: MaintenanceContext,
     private readonly registry: JobHandlerRegistry,
   ) {
-    super(schedulerRegistry, {
+    super(context, {
       kind: 'pruner',
-      workerId: options.workerId,
-      periodMs: options.retentionIntervalMs,
+      periodMs: (options) => options.retentionIntervalMs,
       failure: 'Pruning finished jobs failed',
     });
   }

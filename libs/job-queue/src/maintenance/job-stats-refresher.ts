@@ -1,14 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { Injectable } from '@nestjs/common';
 import { JobStatsCountRow, refreshJobStats } from '../sql/refresh-job-stats.query';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 
 /**
  * Keeps the snapshot that `stats()` reads fresh: every `statsIntervalMs` it asks the database to
@@ -20,15 +12,10 @@ import { MaintenanceTask } from './maintenance-task';
  */
 @Injectable()
 export class JobStatsRefresher extends MaintenanceTask {
-  constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
-  ) {
-    super(schedulerRegistry, {
+  constructor(context: MaintenanceContext) {
+    super(context, {
       kind: 'stats',
-      workerId: options.workerId,
-      periodMs: options.statsIntervalMs,
+      periodMs: (options) => options.statsIntervalMs,
       failure: 'Refreshing job stats failed',
     });
   }

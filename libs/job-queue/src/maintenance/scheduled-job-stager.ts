@@ -1,15 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { Injectable } from '@nestjs/common';
 import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
-import { MaintenanceTask } from './maintenance-task';
-import { JobPoller } from '../worker/job-poller';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
 
 /** Statements one pass runs at most: a huge backlog that fell due is staged over several passes. */
 const MAX_STATEMENTS_PER_PASS = 10;
@@ -18,21 +10,18 @@ const MAX_STATEMENTS_PER_PASS = 10;
  * Moves `scheduled` jobs (due later: delays, retry and rescue backoff) to `pending` once their
  * `run_at` has come, every `stagerIntervalMs`, in statements of at most `STAGE_BATCH_SIZE` jobs.
  * The claim then reads only claimable rows: jobs due later never sit in its index. Every worker
- * runs one (`SKIP LOCKED` keeps them apart). When a pass moves jobs, it wakes this node's poller,
+ * runs one (`SKIP LOCKED` keeps them apart). When a pass moves jobs, it wakes this node's poller (`ClaimWakeup`),
  * and its statement notifies the insert channel so idle workers elsewhere claim them too.
  */
 @Injectable()
 export class ScheduledJobStager extends MaintenanceTask {
   constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
-    private readonly poller: JobPoller,
+    context: MaintenanceContext,
+    private readonly wakeup: ClaimWakeup,
   ) {
-    super(schedulerRegistry, {
+    super(context, {
       kind: 'stager',
-      workerId: options.workerId,
-      periodMs: options.stagerIntervalMs,
+      periodMs: (options) => options.stagerIntervalMs,
       failure: 'Staging scheduled jobs failed',
     });
   }
@@ -50,7 +39,7 @@ export class ScheduledJobStager extends MaintenanceTask {
     for (let i = 0; i < MAX_STATEMENTS_PER_PASS; i++) {
       const moved = await stageScheduledJobs(this.dataSource, this.options.schema, now);
       total += moved;
-      if (moved > 0) this.poller.wake();
+      if (moved > 0) this.wakeup.jobsClaimable();
       if (moved < STAGE_BATCH_SIZE) break;
     }
     return total;

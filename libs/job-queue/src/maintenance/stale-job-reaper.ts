@@ -1,14 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
-import {
-  JOB_QUEUE_DATA_SOURCE,
-  JOB_QUEUE_SCHEDULER,
-  RESOLVED_JOB_QUEUE_OPTIONS,
-} from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { Injectable } from '@nestjs/common';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
-import { MaintenanceTask } from './maintenance-task';
+import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
+import { retryPolicyFor } from '../retry/retry-policy';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -19,15 +12,10 @@ import { MaintenanceTask } from './maintenance-task';
  */
 @Injectable()
 export class StaleJobReaper extends MaintenanceTask {
-  constructor(
-    @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
-    @Inject(JOB_QUEUE_SCHEDULER) schedulerRegistry: SchedulerRegistry,
-  ) {
-    super(schedulerRegistry, {
+  constructor(context: MaintenanceContext) {
+    super(context, {
       kind: 'reaper',
-      workerId: options.workerId,
-      periodMs: options.reaperIntervalMs,
+      periodMs: (options) => options.reaperIntervalMs,
       failure: 'Stale-job check failed',
     });
   }
@@ -39,14 +27,12 @@ export class StaleJobReaper extends MaintenanceTask {
   /** One pass; returns the jobs it recovered (none when another node holds the lock). */
   async rescueOnce(): Promise<RescuedJobRow[]> {
     // Only for a row that has no policy of its own (claimed by hand): the module's defaults.
+    const { maxAttempts, backoff } = retryPolicyFor(undefined, this.options);
     const rescued = await rescueStaleJobs(
       this.dataSource,
       this.options.schema,
       this.options.staleAfterMs,
-      {
-        maxAttempts: this.options.defaultMaxAttempts,
-        ...this.options.backoff,
-      },
+      { maxAttempts, ...backoff },
     );
     for (const job of rescued) {
       this.logger.warn(

@@ -1,5 +1,5 @@
 import { MigrationInterface } from 'typeorm';
-import { schemaOption } from '../schema-name.validation';
+import { schemaOption } from '../options/schema.option';
 import { queueSchema } from '../sql/queue-schema';
 import { createJobsTableFor } from './1795939200000-CreateJobsTable';
 import { createClaimJobBatchFunctionFor } from './1795939200001-CreateClaimJobBatchFunction';

@@ -1,6 +1,6 @@
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
-import { ResolvedRetention } from '../retention.options';
+import { ResolvedRetention } from '../options/resolved-options';
 
 /** Most jobs one statement deletes: a big backlog of old jobs goes in bounded steps. */
 export const PRUNE_BATCH_SIZE = 1_000;

@@ -65,7 +65,7 @@ const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
  * it would have; `fallback` only covers a row claimed without them (by hand, or by a claim of the
  * seed's three arguments).
  *
- * The delay is the formula of `retryDelayMs` (worker/retry-policy.ts), in SQL:
+ * The delay is the formula of `retryDelayMs` (retry/retry-policy.ts), in SQL:
  * min(max, base * 2^(attempts - 1)), then moved by up to ±jitter of itself at random.
  *
  * Runs only if it gets the schema's transaction-scoped advisory lock (`reaperLockKey`), so one

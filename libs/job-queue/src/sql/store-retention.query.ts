@@ -1,6 +1,6 @@
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
-import { ResolvedRetention } from '../retention.options';
+import { ResolvedRetention } from '../options/resolved-options';
 
 export interface TypeRetention {
   jobType: string;

@@ -7,8 +7,9 @@ const HOURS_ONLY_OFFSET = /[+-]\d\d$/;
 /**
  * Turns timestamptz values read as text (`column::text`) into Dates, parsing each distinct text
  * once. A claim's rows share most of their timestamps (the claim's own now() in four columns;
- * one created_at for a bulk-enqueued backlog), and pg's regex parser on every value was ~8% of a
- * worker's CPU (`npm run bench -- --cpu-prof`). Every Date is a new object: handlers may mutate.
+ * one created_at for a bulk-enqueued backlog), and pg's regex parser on every value is a cost a
+ * worker pays per row it claims (see bench/README.md, "Shaped by measurement"). Every Date is a
+ * new object: handlers may mutate.
  */
 export class TimestampTextParser {
   private readonly parsed = new Map<string, number>();

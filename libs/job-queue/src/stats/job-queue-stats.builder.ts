@@ -1,5 +1,5 @@
 import { JobStatus } from '../entities/job-status.enum';
-import type { JobQueueStats, JobStatusCounts } from '../queue.service';
+import { JobQueueStats, JobStatusCounts } from './job-queue-stats.types';
 import { JobCountsByType } from '../sql/refresh-job-stats.query';
 
 /** Every status at 0. */

@@ -6,11 +6,11 @@ import {
   JOB_QUEUE_DATA_SOURCE,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobStatus } from '../entities/job-status.enum';
 import { finishJobs, JobOutcome, SNOOZED, SupersededOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from './failure-backoff';
-import { LogPeriod } from './log-period';
+import { LogPeriod } from '../periodic/log-period';
 import { RunningJobs, RunRef } from './running-jobs';
 import {
   databaseErrorText,

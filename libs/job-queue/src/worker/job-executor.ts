@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedBackoff, ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
 import { JobContext } from '../interfaces/job-context.interface';
@@ -15,24 +15,15 @@ import {
   WorkerShutdownError,
 } from '../errors';
 import { SNOOZED } from '../sql/finish-jobs.query';
-import { serialiseData } from '../job-input.validation';
+import { serialiseData } from '../validation/json-data';
 import { JobCompleter, QueuedOutcome } from './job-completer';
 import { HandlerContext } from './handler-context';
 import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
-import { retryDelayMs } from './retry-policy';
+import { retryDelayMs, retryPolicyFor, retryPolicyOfJob } from '../retry/retry-policy';
 import { errorText } from './error-text';
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-/** The job's own backoff (its row's), else `fallback` for a row claimed without one. */
-function backoffOf(job: Job, fallback: ResolvedBackoff): ResolvedBackoff {
-  return {
-    baseDelayMs: job.backoffBaseMs ?? fallback.baseDelayMs,
-    maxDelayMs: job.backoffMaxMs ?? fallback.maxDelayMs,
-    jitter: job.backoffJitter ?? fallback.jitter,
-  };
-}
 
 /** The `SnoozeJob` a handler threw or returned (`ctx.snooze()`), if it did either. */
 function snoozeOf(settled: Settled): SnoozeJob | undefined {
@@ -248,15 +239,11 @@ export class JobExecutor {
     handler: RegisteredJobHandler | undefined,
     permanent: boolean,
   ): QueuedOutcome['ifRefused'] {
-    const policy = handler?.options ?? {
-      maxAttempts: this.options.defaultMaxAttempts,
-      backoff: this.options.backoff,
-    };
-    const maxAttempts = job.maxAttempts ?? policy.maxAttempts;
-    const retry = !permanent && job.attempts < maxAttempts;
+    const policy = retryPolicyOfJob(job, retryPolicyFor(handler?.options, this.options));
+    const retry = !permanent && job.attempts < policy.maxAttempts;
     return {
       status: retry ? JobStatus.Pending : JobStatus.Failed,
-      retryDelayMs: retry ? retryDelayMs(job.attempts, backoffOf(job, policy.backoff)) : null,
+      retryDelayMs: retry ? retryDelayMs(job.attempts, policy.backoff) : null,
     };
   }
 }

@@ -7,18 +7,18 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { heartbeatJobs } from '../sql/heartbeat-jobs.query';
 import { DedicatedConnection } from '../sql/dedicated-connection';
 import { JobCompleter } from './job-completer';
 import { JobPoller } from './job-poller';
-import { LogPeriod } from './log-period';
+import { LogPeriod } from '../periodic/log-period';
 import { runKey } from './running-job';
 import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';
-import { ScheduledTask } from './scheduled-task';
+import { ScheduledTask } from '../periodic/scheduled-task';
 
 /**
  * Renews the lease of every run this worker holds, one statement per `heartbeatIntervalMs`, and

@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { QueueSchema, queueSchema } from '../sql/queue-schema';
 import { newDedicatedClient, PgClient } from '../sql/dedicated-connection';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { FailureBackoff } from './failure-backoff';
-import { LogPeriod } from './log-period';
+import { LogPeriod } from '../periodic/log-period';
 import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';
 

@@ -7,7 +7,7 @@ import {
   JOB_QUEUE_SCHEDULER,
   RESOLVED_JOB_QUEUE_OPTIONS,
 } from '../job-queue.constants';
-import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
 import { claimAndStartJobs, ClaimTypes } from '../sql/claim-job-batch.query';
@@ -17,8 +17,10 @@ import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { PrefetchedJobs, RefusedJobs } from './prefetched-jobs';
 import { FailureBackoff } from './failure-backoff';
-import { LogPeriod } from './log-period';
-import { ScheduledTask } from './scheduled-task';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
+import { retryPolicyFor } from '../retry/retry-policy';
+import { LogPeriod } from '../periodic/log-period';
+import { ScheduledTask } from '../periodic/scheduled-task';
 import { NotifyCooldown } from './notify-cooldown';
 import { JobTypePauses } from './job-type-pauses';
 import { databaseErrorText } from '../errors/database-error.util';
@@ -71,6 +73,7 @@ export class JobPoller {
   private readonly pauseDrops = new Map<string, Promise<unknown>>();
   /** Ends this poller's hold on `QueueService.pause()` of this process (see `JobTypePauses`). */
   private stopListeningToPauses: (() => void) | undefined;
+  private stopListeningToWakeups: (() => void) | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -81,6 +84,7 @@ export class JobPoller {
     private readonly executor: JobExecutor,
     @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
     private readonly pauses: JobTypePauses,
+    private readonly wakeup: ClaimWakeup,
   ) {}
 
   private get worker(): ResolvedWorkerOptions {
@@ -92,10 +96,7 @@ export class JobPoller {
     const handlers = jobTypes.map((jobType) => this.registry.get(jobType)?.options);
     this.typeLimits = handlers.map((options) => options?.concurrency);
     // The claim fixes each job's policy from its handler's options (module defaults included).
-    const policies = handlers.map((options) => ({
-      maxAttempts: options?.maxAttempts ?? this.options.defaultMaxAttempts,
-      backoff: options?.backoff ?? this.options.backoff,
-    }));
+    const policies = handlers.map((options) => retryPolicyFor(options, this.options));
     this.claimPolicy = {
       jobTypes,
       maxAttempts: policies.map((policy) => policy.maxAttempts),
@@ -105,6 +106,7 @@ export class JobPoller {
     };
     this.stopped = false;
     this.stopListeningToPauses = this.pauses.listen((jobType) => this.dropPaused(jobType));
+    this.stopListeningToWakeups = this.wakeup.listen(() => this.wake());
     this.executor.onSlotFreed = (jobType) => {
       if (this.stopped) return;
       this.startPrefetched();
@@ -128,6 +130,8 @@ export class JobPoller {
     this.stopped = true;
     this.stopListeningToPauses?.();
     this.stopListeningToPauses = undefined;
+    this.stopListeningToWakeups?.();
+    this.stopListeningToWakeups = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     clearTimeout(this.notifyTimer);

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
-import { checkProgress, checkStage } from '../job-input.validation';
+import { checkProgress, checkStage } from '../validation/job-input.checks';
 import { updateRunProgress } from '../sql/update-progress.query';
 import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';

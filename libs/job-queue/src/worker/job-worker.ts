@@ -1,14 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
-import { InvalidJobQueueOptionsError, WorkerShutdownError } from '../errors';
+import { WorkerShutdownError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
-import { INVALID_OPTION } from '../job-queue.messages';
+import { optionValidator } from '../validation/option.validator';
 import { StaleJobReaper } from '../maintenance/stale-job-reaper';
 import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
-import { CronScheduler } from '../maintenance/cron-scheduler';
+import { CronScheduler } from '../cron/cron-scheduler';
 import { JobPruner } from '../maintenance/job-pruner';
 import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
@@ -30,10 +30,10 @@ export function jobTypesToClaim(
   if (worker.jobTypes === undefined) return registry.jobTypes();
   const missing = worker.jobTypes.filter((jobType) => !registry.get(jobType));
   if (missing.length > 0) {
-    throw new InvalidJobQueueOptionsError(
-      INVALID_OPTION('worker.jobTypes', missing, 'job types that have a @JobHandler in this app'),
+    optionValidator.fail(
       'worker.jobTypes',
       missing,
+      'job types that have a @JobHandler in this app',
     );
   }
   return worker.jobTypes;
@@ -109,21 +109,17 @@ export class JobWorker {
   private async startNow(): Promise<void> {
     const worker = this.options.worker;
     if (worker === false) {
-      throw new InvalidJobQueueOptionsError(
-        INVALID_OPTION(
-          'worker',
-          false,
-          'worker options (or none) for JobWorker.start(): with worker: false this app is ' +
-            'enqueue-only and has no worker to start',
-        ),
+      optionValidator.fail(
         'worker',
         false,
+        'worker options (or none) for JobWorker.start(): with worker: false this app is ' +
+          'enqueue-only and has no worker to start',
       );
     }
     if (this.started) return;
     const jobTypes = jobTypesToClaim(worker, this.registry);
     // Before anything starts: a boot that cannot write its handlers' schedules fails whole.
-    await this.cron.syncHandlerSchedules();
+    await this.cron.syncHandlerSchedules(this.registry.all());
     this.started = true;
     this.warnIfPoolTooSmall(worker.concurrency);
     this.completer.resume();

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions } from '../job-queue.options';
+import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { Job } from '../entities/job.entity';
 import { runKey } from './running-job';
 import { RunRef } from './running-jobs';

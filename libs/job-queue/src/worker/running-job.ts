@@ -11,8 +11,8 @@ export function runKey(jobId: string, runToken: number): string {
  * cancellation, shutdown) and why.
  *
  * The AbortController behind `signal` is only made when something reads the signal: most
- * handlers never do, and one controller per job was about 6% of a worker's CPU on short jobs
- * (`npm run bench -- --cpu-prof`). An abort before that is replayed onto the new controller.
+ * handlers never do, and a controller per job is a cost every short job would pay. An abort
+ * before that is replayed onto the new controller.
  */
 export class RunningJob {
   private controller: AbortController | undefined;

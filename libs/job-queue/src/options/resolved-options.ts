@@ -1,0 +1,55 @@
+// The options as the rest of the library reads them: every value filled in and checked (see
+// job-queue.options.ts). The public interfaces say what a user may give; these, what is used.
+
+export interface ResolvedBackoff {
+  baseDelayMs: number;
+  maxDelayMs: number;
+  jitter: number;
+}
+
+/** Milliseconds each finished status is kept; `null`: kept forever. */
+export interface ResolvedRetention {
+  completedMs: number | null;
+  failedMs: number | null;
+  cancelledMs: number | null;
+}
+
+export interface ResolvedWorkerOptions {
+  concurrency: number;
+  batchSize: number;
+  /** Jobs claimed ahead of free slots and held here (see `JobQueueWorkerOptions.prefetch`). */
+  prefetch: number;
+  pollIntervalMs: number;
+  /** `undefined`: the types of the discovered handlers. */
+  jobTypes: string[] | undefined;
+  listen: boolean;
+  /** `false`: the worker waits for `JobWorker.start()`. */
+  autoStart: boolean;
+}
+
+/** Every option filled in and checked: what the rest of the library reads. */
+export interface ResolvedJobQueueOptions {
+  dataSource: string | undefined;
+  /** The queue's schema, checked by `schemaOption`. */
+  schema: string;
+  workerId: string;
+  worker: ResolvedWorkerOptions | false;
+  staleAfterMs: number;
+  heartbeatIntervalMs: number;
+  reaperIntervalMs: number;
+  stagerIntervalMs: number;
+  statsIntervalMs: number;
+  shutdownTimeoutMs: number;
+  defaultMaxAttempts: number;
+  backoff: ResolvedBackoff;
+  maxPayloadBytes: number;
+  maxResultBytes: number;
+  maxBatchSize: number;
+  maxBatchBytes: number;
+  progressThrottleMs: number;
+  /** 0: no timeout. */
+  databaseTimeoutMs: number;
+  /** For job types no handler has stored a retention for (see `JobPruner`). */
+  retention: ResolvedRetention;
+  retentionIntervalMs: number;
+}

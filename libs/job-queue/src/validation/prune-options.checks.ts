@@ -1,0 +1,49 @@
+import { MAX_RETENTION_MS } from '../job-queue.constants';
+import { PruneOptions } from '../interfaces/prune-options.interface';
+import { inputValidator } from './input.validator';
+import { Validator } from './validator';
+import { checkJobType } from './job-input.checks';
+
+const PRUNE_OPTION_KEYS = ['olderThanMs', 'statuses', 'types'];
+const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'];
+const pruneInput: Validator = inputValidator('prune');
+
+export interface CheckedPruneOptions {
+  olderThanMs: number | null;
+  statuses: string[] | null;
+  types: string[] | null;
+}
+
+/**
+ * Checks `prune()`'s options; each bad one throws an `InvalidJobInputError` naming the field
+ * (`statuses[1]`) before any statement is sent. Only finished statuses may be asked for.
+ */
+export function checkPruneOptions(opts: unknown): CheckedPruneOptions {
+  pruneInput.knownKeys(pruneInput.plainObject('options', opts), PRUNE_OPTION_KEYS);
+  const { olderThanMs, statuses, types } = opts as PruneOptions;
+  return {
+    olderThanMs:
+      olderThanMs === undefined
+        ? null
+        : pruneInput.integer('olderThanMs', olderThanMs, 0, MAX_RETENTION_MS),
+    statuses:
+      statuses === undefined
+        ? null
+        : pruneInput.nonEmptyArray('statuses', statuses).map((status, i) => {
+            if (typeof status !== 'string' || !FINISHED_STATUSES.includes(status)) {
+              pruneInput.fail(
+                `statuses[${i}]`,
+                status,
+                `a finished status: ${FINISHED_STATUSES.join(', ')}`,
+              );
+            }
+            return status;
+          }),
+    types:
+      types === undefined
+        ? null
+        : pruneInput
+            .nonEmptyArray('types', types)
+            .map((type, i) => checkJobType(`types[${i}]`, type)),
+  };
+}
