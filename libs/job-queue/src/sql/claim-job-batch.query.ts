@@ -66,8 +66,8 @@ const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
  *
  * The claim commits without waiting for its WAL flush (`synchronous_commit` off for this
  * transaction only): a claim lost to a database crash leaves its job pending, to be claimed and
- * run again, which at-least-once delivery allows; enqueues and outcomes stay durable. It takes
- * about 0.2 ms (a third) off an idle worker's claim of one job on this machine's disk.
+ * run again, which at-least-once delivery allows; enqueues and outcomes stay durable, and an idle
+ * worker's claim does not wait for a disk flush (bench/README.md, "Shaped by measurement").
  */
 export async function claimAndStartJobs(
   db: Queryable,
@@ -92,9 +92,8 @@ export async function claimAndStartJobs(
 
 /**
  * The row itself becomes the `Job`: its timestamps parsed in place, its prototype `Job`'s.
- * Copying each row into a new `Job` doubled what a claim allocates; the worker's RSS then grew
- * 20-25% from 20,000 to 200,000 jobs (heap flat after a full GC), and about 5% without the copy
- * (`npm run bench -- --only=ours,rss`).
+ * Copying each row into a new `Job` doubled what a claim allocates, and the worker's memory grew
+ * with it (bench/README.md, "Shaped by measurement").
  */
 function toClaimedJob(row: JobRow, timestamps: TimestampTextParser): Job {
   for (const property of columnsOfClaim().timestampProperties) {
