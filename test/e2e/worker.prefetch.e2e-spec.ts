@@ -1,13 +1,8 @@
-import { JobQueueModuleOptions, JobStatus, JobWorker } from 'nest-pg-job-queue';
+import { JobStatus, JobWorker } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
 import { waitFor } from '../support/wait-for';
-import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
-import {
-  ConcurrencyHandlers,
-  FREE_JOB,
-  LIMITED_CONCURRENCY,
-  LIMITED_JOB,
-} from '../fixtures/concurrency.handlers';
+import { useGatedWorkerFile } from '../support/gated-worker';
+import { FREE_JOB, LIMITED_CONCURRENCY, LIMITED_JOB } from '../fixtures/concurrency.handlers';
 
 interface HeldRow {
   id: string;
@@ -24,31 +19,10 @@ interface HeldRow {
  * their attempt given back, when the worker stops.
  */
 describe('worker: prefetch', () => {
-  let producer: WorkerApp;
-  let worker: WorkerApp | undefined;
-  let handlers: ConcurrencyHandlers | undefined;
-
-  const file = useWorkerTestFile({
-    beforeClose: async () => {
-      handlers?.gate.open();
-      await worker?.close();
-    },
-  });
-
-  beforeAll(async () => {
-    producer = await file.start({ queueOptions: { worker: false } });
-  });
-
-  afterEach(async () => {
-    handlers?.gate.open();
-    await worker?.close();
-    worker = undefined;
-    handlers = undefined;
-    await producer.dataSource.query(`DELETE FROM job_queue.jobs`);
-  });
+  const file = useGatedWorkerFile();
 
   async function enqueue(type: string, count: number, priority?: number): Promise<string[]> {
-    const jobs = await producer.queue.enqueueMany(
+    const jobs = await file.producer.queue.enqueueMany(
       Array.from({ length: count }, (_, i) => ({ type, data: { i }, priority })),
     );
     return jobs.map((job) => job.id);
@@ -56,28 +30,11 @@ describe('worker: prefetch', () => {
 
   /** The jobs the worker holds in the database (claimed or running), by id. */
   async function held(workerId: string): Promise<HeldRow[]> {
-    return producer.dataSource.query(
+    return file.producer.dataSource.query(
       `SELECT id::text AS id, status, attempts, heartbeat_at, claimed_at FROM job_queue.jobs
        WHERE worker_id = $1 AND status IN ('claimed', 'running') ORDER BY id`,
       [workerId],
     );
-  }
-
-  /** Boots a worker app with ConcurrencyHandlers (gate shut): its handlers and worker id. */
-  async function startPrefetching(
-    queueOptions: JobQueueModuleOptions,
-    logger?: CapturingLogger,
-  ): Promise<{ app: WorkerApp; probe: ConcurrencyHandlers; workerId: string }> {
-    const app = await startWorkerApp({
-      url: file.url,
-      queueOptions,
-      providers: [ConcurrencyHandlers],
-      logger,
-    });
-    worker = app;
-    const probe = app.app.get(ConcurrencyHandlers);
-    handlers = probe;
-    return { app, probe, workerId: app.workerId };
   }
 
   /** Waits until the worker holds `count` jobs in the database (running or prefetched). */
@@ -87,7 +44,7 @@ describe('worker: prefetch', () => {
 
   it('holds up to prefetch jobs beyond its slots, runs at most concurrency at once, each job once', async () => {
     const ids = await enqueue(FREE_JOB, 40);
-    const { probe, workerId } = await startPrefetching({
+    const { probe, workerId } = await file.start({
       worker: { concurrency: 3, prefetch: 10, pollIntervalMs: 20 },
     });
 
@@ -100,7 +57,7 @@ describe('worker: prefetch', () => {
     expect(probe.started).toHaveLength(40);
     expect(probe.maxInFlight.total).toBe(3);
     await waitFor(
-      async () => (await producer.queue.stats({ maxAgeMs: 0 }))[FREE_JOB]?.completed === 40,
+      async () => (await file.producer.queue.stats({ maxAgeMs: 0 }))[FREE_JOB]?.completed === 40,
       { description: 'every job to be completed' },
     );
   });
@@ -112,7 +69,7 @@ describe('worker: prefetch', () => {
     const workerOptions = { concurrency: 3, prefetch: 10, pollIntervalMs: 20 };
     const [firstLimited] = await enqueue(LIMITED_JOB, 1, 200);
     await enqueue(FREE_JOB, 2);
-    const { probe, workerId } = await startPrefetching({ worker: workerOptions });
+    const { probe, workerId } = await file.start({ worker: workerOptions });
     await waitFor(() => probe.inFlight.total === 3, { description: 'every slot to be taken' });
     expect(probe.started).toContain(firstLimited);
 
@@ -137,7 +94,7 @@ describe('worker: prefetch', () => {
 
   it('hands prefetched jobs back on shutdown, their attempt given back, without running them', async () => {
     const ids = await enqueue(FREE_JOB, 10);
-    const { app, probe, workerId } = await startPrefetching({
+    const { app, probe, workerId } = await file.start({
       worker: { concurrency: 2, prefetch: 5, pollIntervalMs: 20 },
       shutdownTimeoutMs: 100,
     });
@@ -145,7 +102,7 @@ describe('worker: prefetch', () => {
 
     await app.close(); // the gate stays shut: the 2 running are aborted after 100 ms
     expect(probe.started).toHaveLength(2);
-    const rows: Array<{ status: string; attempts: number }> = await producer.dataSource.query(
+    const rows: Array<{ status: string; attempts: number }> = await file.producer.dataSource.query(
       `SELECT status, attempts FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
       [ids],
     );
@@ -155,7 +112,7 @@ describe('worker: prefetch', () => {
 
   it('starts clean after stop() and start(): nothing held before the stop runs from memory', async () => {
     const ids = await enqueue(FREE_JOB, 4);
-    const { app, probe, workerId } = await startPrefetching({
+    const { app, probe, workerId } = await file.start({
       worker: { concurrency: 1, prefetch: 3, pollIntervalMs: 20 },
       shutdownTimeoutMs: 100,
     });
@@ -169,7 +126,7 @@ describe('worker: prefetch', () => {
     await jobWorker.start();
     await waitFor(
       async () =>
-        (await Promise.all(ids.map((id) => producer.queue.getJob(id)))).every(
+        (await Promise.all(ids.map((id) => file.producer.queue.getJob(id)))).every(
           (job) => job.status === JobStatus.Completed,
         ),
       { description: 'every job to be completed' },
@@ -192,7 +149,7 @@ describe('worker: prefetch', () => {
     async (_how, workerOptions, options, dropped) => {
       const ids = await enqueue(FREE_JOB, 4);
       const logger = new CapturingLogger();
-      const { probe, workerId } = await startPrefetching(
+      const { probe, workerId } = await file.start(
         {
           worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20, ...workerOptions },
           ...options,
@@ -201,7 +158,7 @@ describe('worker: prefetch', () => {
       );
       await untilHeld(workerId, 4, 'the worker to hold all 4 jobs');
       const victim = ids.find((id) => !probe.started.includes(id))!;
-      await producer.queue.cancel(victim);
+      await file.producer.queue.cancel(victim);
       await waitFor(() => logger.matching(dropped).length > 0, {
         description: 'the worker to drop the cancelled job',
       });
@@ -210,13 +167,13 @@ describe('worker: prefetch', () => {
       probe.gate.open();
       await waitFor(() => probe.completed.length === 3, { description: 'the 3 other jobs to run' });
       expect(probe.started).not.toContain(victim);
-      expect((await producer.queue.getJob(victim)).status).toBe(JobStatus.Cancelled);
+      expect((await file.producer.queue.getJob(victim)).status).toBe(JobStatus.Cancelled);
     },
   );
 
   it('renews the lease of prefetched jobs: held past staleAfterMs, none is taken back', async () => {
     const ids = await enqueue(FREE_JOB, 3);
-    const { probe, workerId } = await startPrefetching({
+    const { probe, workerId } = await file.start({
       worker: { concurrency: 1, prefetch: 5, pollIntervalMs: 20 },
       staleAfterMs: 300,
       heartbeatIntervalMs: 50,
