@@ -66,12 +66,13 @@ const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 export class QueueService {
   private statsReader: JobStatsReader | undefined;
   /**
-   * This process's worker, told of a pause made here (see `pause`). Injected as a property so
-   * that the constructor stays the public one; unset when the service is constructed by hand
+   * This process's worker, told of a pause made here (see `pause`). Injected as a property, so
+   * that the constructor names no internal type; unset when the service is constructed by hand
    * (a script with a DataSource of its own has no worker to tell).
    */
   @Inject(JobTypePauses) private readonly pauses: JobTypePauses | undefined;
 
+  /** @internal Nest's injector makes it: inject `QueueService`, do not construct it. */
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,

@@ -59,6 +59,7 @@ export class JobWorker {
   /** The last start/stop asked for, settled without error: the next one runs after it. */
   private turn: Promise<unknown> = Promise.resolve();
 
+  /** @internal Nest's injector makes it: inject `JobWorker`, do not construct it. */
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
