@@ -72,7 +72,7 @@ function standInVacuum(url) {
   let client;
   let stopped = false;
   let timer;
-  let vacuums = 0;
+  const vacuums = [];
   const option = (name) =>
     `coalesce((SELECT option_value::float8 FROM pg_options_to_table(c.reloptions)
                 WHERE option_name = '${name}'), current_setting('${name}')::float8)`;
@@ -86,8 +86,9 @@ function standInVacuum(url) {
     );
     for (const { rel } of rows) {
       if (stopped) return;
+      const at = clock();
       await client.query(`VACUUM (ANALYZE) ${rel}`);
-      vacuums++;
+      vacuums.push({ rel, at, ms: Math.round(clock() - at) });
     }
   };
   const loop = () => {
@@ -103,6 +104,7 @@ function standInVacuum(url) {
   });
   return {
     started,
+    /** The VACUUMs run so far: table, start (clock()), duration in ms. */
     vacuums: () => vacuums,
     stop: async () => {
       stopped = true;
@@ -210,6 +212,12 @@ async function runVariant(peer, spec, opts) {
         hold.xid = (await holder.query('SELECT txid_current() AS xid')).rows[0].xid;
         await holder.query(`SELECT 1 FROM ${spec.table} LIMIT 1`);
         hold.fromS = (clock() - t0) / 1000;
+        // What the server sees of the holder: its xid and the xmin that holds back the horizon.
+        const { rows } = await stats.query(
+          'SELECT backend_xid::text AS xid, backend_xmin::text AS xmin FROM pg_stat_activity WHERE pid = $1',
+          [holder.processID],
+        );
+        hold.seen = rows[0];
         await sleepUntil(t0 + (warmSeconds + heldSeconds) * 1000);
         await holder.query('ROLLBACK');
         hold.toS = (clock() - t0) / 1000;
@@ -273,7 +281,12 @@ async function runVariant(peer, spec, opts) {
           max: percentile(latencies, 100),
         });
       }
-      return { rows, hold, probeErrors, vacuums: vacuum?.vacuums() };
+      const vacuums = (vacuum?.vacuums() ?? []).map((v) => ({
+        ...v,
+        atS: Number(((v.at - t0) / 1000).toFixed(1)),
+        at: undefined,
+      }));
+      return { rows, hold, probeErrors, vacuums };
     } finally {
       aborted = true;
       await vacuum?.stop();
@@ -370,9 +383,17 @@ async function runHeldSnapshot({ only, warmSeconds, heldSeconds, afterSeconds, r
       entry.loadAverageAtEnd = loadavg();
       console.log(
         `  held xid ${entry.hold.xid} from ${entry.hold.fromS?.toFixed(1)} s to ${entry.hold.toS?.toFixed(1)} s` +
+          ` (pg_stat_activity: xid ${entry.hold.seen?.xid}, xmin ${entry.hold.seen?.xmin})` +
           `${entry.probeErrors ? `; ${entry.probeErrors} probe enqueues failed` : ''}` +
           `; load average ${entry.loadAverageAtStart.join(' ')} -> ${entry.loadAverageAtEnd.join(' ')}`,
       );
+      if (entry.vacuums.length) {
+        console.log(
+          `  stand-in VACUUMs (s since start: table, ms): ${entry.vacuums
+            .map((v) => `${v.atS}: ${v.rel} ${v.ms}`)
+            .join('; ')}`,
+        );
+      }
     } catch (error) {
       entry.error = error.stack ?? String(error);
       console.log(`  FAILED ${entry.error}`);
