@@ -34,7 +34,14 @@ const HELP = `npm run bench -- [options]
   --soak             instead of the measurements: N minutes of steady load with retention at
                      1 minute, then N with retention off (bench/soak.js); not in CI
   --soak-minutes=N   minutes per soak phase (default 10)
-  --soak-rate=N      jobs enqueued per second during the soak (default 5000)`;
+  --soak-rate=N      jobs enqueued per second during the soak (default 5000)
+  --held-snapshot    instead of the measurements: steady load through one worker process while
+                     another connection holds a REPEATABLE READ snapshot (bench/held-snapshot.js);
+                     probe latency per 10 s window; not in CI. --only= picks its variants
+  --warm-seconds=N   load before the snapshot is taken (default 60)
+  --held-seconds=N   how long the snapshot is held (default 60)
+  --after-seconds=N  load after it is released (default 20)
+  --held-rate=N      jobs enqueued per second (default 2000)`;
 
 // A library's connection error that nobody listens for (an 'error' event on a pool) would end
 // the whole bench: it fails the run under way instead, and the bench goes on.
@@ -69,6 +76,24 @@ async function main() {
   if (args.soak) {
     await dropLeftovers();
     await require('./soak').runSoak({ minutes: args.soakMinutes, rate: args.soakRate });
+    return;
+  }
+  if (args.heldSnapshot) {
+    await dropLeftovers();
+    const { runHeldSnapshot } = require('./held-snapshot');
+    const results = await runHeldSnapshot({
+      only: args.only,
+      warmSeconds: args.warmSeconds,
+      heldSeconds: args.heldSeconds,
+      afterSeconds: args.afterSeconds,
+      rate: args.heldRate,
+    });
+    const outFile = args.out
+      ? path.resolve(args.out)
+      : path.join(__dirname, 'results-held-snapshot.json');
+    write(outFile, results);
+    console.log(`results: ${path.relative(process.cwd(), outFile)}`);
+    if (results.variants.some((v) => v.error)) process.exitCode = 1;
     return;
   }
   const cfg = { ...(args.quick ? QUICK : FULL) };

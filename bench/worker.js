@@ -7,6 +7,10 @@
 // -> started {id} when it starts, aborted {id, reason} when it sees the abort.
 // With `recordWaits` (the soak) each job's wait, run_at -> started_at, is kept: <- waits ->
 // waits {waits} (ms, since the last such message).
+// With `recordProbes` (--held-snapshot) each probe job's handler start is kept beside the enqueue
+// time it carries (`data.probe`, `data.t`, on the wall clock every process of the machine shares):
+// <- probes -> probes {probes: [[t, startMs], ...]} (since the last such message).
+const { performance } = require('node:perf_hooks');
 const spec = JSON.parse(process.env.BENCH_WORKER_SPEC);
 const adapter = require(`./adapters/${spec.adapter}`);
 const named = adapter.variants.find((v) => v.name === spec.variant);
@@ -21,8 +25,12 @@ async function main() {
   const rssAt = [...(spec.rssAt ?? [])].sort((a, b) => a - b);
   let handled = 0;
   let waits = [];
+  let probes = [];
   const onJob = (data, job) => {
     handled++;
+    if (spec.recordProbes && data && data.probe) {
+      probes.push([data.t, performance.timeOrigin + performance.now()]);
+    }
     if (spec.recordWaits && job && job.startedAt && job.runAt) {
       waits.push(job.startedAt.getTime() - job.runAt.getTime());
     }
@@ -54,6 +62,9 @@ async function main() {
     } else if (message.type === 'waits') {
       send({ type: 'waits', waits });
       waits = [];
+    } else if (message.type === 'probes') {
+      send({ type: 'probes', probes });
+      probes = [];
     } else if (message.type === 'sample') {
       const cpu = process.cpuUsage(cpuAtGo);
       send({ type: 'sample', cpuMs: (cpu.user + cpu.system) / 1000, handled, rss: rss() });

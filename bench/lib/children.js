@@ -22,6 +22,7 @@ class WorkerGroup {
     cpuProfDir,
     moduleOptions,
     recordWaits,
+    recordProbes,
   }) {
     this.children = [];
     this.exitError = undefined;
@@ -33,6 +34,7 @@ class WorkerGroup {
       maxLifetimeMs,
       moduleOptions,
       recordWaits,
+      recordProbes,
     });
     for (let i = 0; i < count; i++) {
       const execArgv = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
@@ -65,6 +67,8 @@ class WorkerGroup {
             state.heapAt[m.at] = m.heapUsed;
           } else if (m.type === 'waits') {
             state.onWaits?.(m.waits);
+          } else if (m.type === 'probes') {
+            state.onProbes?.(m.probes);
           } else if (m.type === 'sample') {
             state.sample = m;
             state.onSample?.();
@@ -130,6 +134,18 @@ class WorkerGroup {
         }),
     );
     return (await withTimeout(Promise.all(replies), timeoutMs, 'worker waits')).flat();
+  }
+
+  /** Probe jobs started since the last call (`recordProbes`): [enqueue t, handler start] pairs. */
+  async collectProbes(timeoutMs) {
+    const replies = this.children.map(
+      (c) =>
+        new Promise((resolve) => {
+          c.onProbes = resolve;
+          c.child.send({ type: 'probes' });
+        }),
+    );
+    return (await withTimeout(Promise.all(replies), timeoutMs, 'worker probes')).flat();
   }
 
   async stop(timeoutMs) {

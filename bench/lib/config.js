@@ -57,6 +57,11 @@ function parseArgs(argv) {
     soak: false,
     soakMinutes: 10,
     soakRate: 5_000,
+    heldSnapshot: false,
+    warmSeconds: 60,
+    heldSeconds: 60,
+    afterSeconds: 20,
+    heldRate: 2_000,
   };
   for (const arg of argv) {
     if (arg === '--quick') args.quick = true;
@@ -65,6 +70,11 @@ function parseArgs(argv) {
     else if (arg === '--soak') args.soak = true;
     else if (arg.startsWith('--soak-minutes=')) args.soakMinutes = Number(arg.slice(15));
     else if (arg.startsWith('--soak-rate=')) args.soakRate = Number(arg.slice(12));
+    else if (arg === '--held-snapshot') args.heldSnapshot = true;
+    else if (arg.startsWith('--warm-seconds=')) args.warmSeconds = Number(arg.slice(15));
+    else if (arg.startsWith('--held-seconds=')) args.heldSeconds = Number(arg.slice(15));
+    else if (arg.startsWith('--after-seconds=')) args.afterSeconds = Number(arg.slice(16));
+    else if (arg.startsWith('--held-rate=')) args.heldRate = Number(arg.slice(12));
     else if (arg === '--no-analyze') args.noAnalyze = true;
     else if (arg.startsWith('--only='))
       args.only = arg
@@ -85,6 +95,19 @@ function parseArgs(argv) {
   }
   if (!(Number.isInteger(args.soakRate) && args.soakRate >= 10 && args.soakRate <= 100_000)) {
     throw new Error('--soak-rate must be an integer from 10 to 100000 (jobs per second)');
+  }
+  // --held-snapshot reports 10-second windows: each phase is a whole number of them.
+  for (const [flag, value] of [
+    ['--warm-seconds', args.warmSeconds],
+    ['--held-seconds', args.heldSeconds],
+    ['--after-seconds', args.afterSeconds],
+  ]) {
+    if (!(Number.isInteger(value) && value >= 10 && value <= 3_600 && value % 10 === 0)) {
+      throw new Error(`${flag} must be a multiple of 10 from 10 to 3600`);
+    }
+  }
+  if (!(Number.isInteger(args.heldRate) && args.heldRate >= 10 && args.heldRate <= 50_000)) {
+    throw new Error('--held-rate must be an integer from 10 to 50000 (jobs per second)');
   }
   return args;
 }
