@@ -21,6 +21,7 @@ const { sleep } = require('./lib/timing');
 const { percentile } = require('./lib/stats');
 const { JOBS } = require('./lib/schema');
 const { databaseUrl } = require('./lib/env');
+const { VACUUM_CHECK_MS, autovacuumIsOn, standInVacuum } = require('./lib/stand-in-vacuum');
 
 const WINDOW_MS = 10_000;
 const TICK_MS = 100;
@@ -32,8 +33,6 @@ const MAX_PROBES_IN_FLIGHT = 100;
 const MAX_BATCH = 5_000;
 /** After the load stops: how long the probes still waiting may take to start. */
 const DRAIN_MS = 60_000;
-/** Stand-in for autovacuum where it is off (see standInVacuum): checked this often. */
-const VACUUM_CHECK_MS = 20_000;
 
 /** The variants, by peer name, and a table of each peer's the held transaction reads. */
 const VARIANTS = [
@@ -51,67 +50,6 @@ async function connect(url) {
   const client = new Client({ connectionString: url });
   await client.connect();
   return client;
-}
-
-async function autovacuumIsOn() {
-  const client = await connect(databaseUrl('postgres'));
-  try {
-    return (await client.query('SHOW autovacuum')).rows[0].autovacuum === 'on';
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Where autovacuum is off: every VACUUM_CHECK_MS, `VACUUM (ANALYZE)` of each table of the
- * database whose dead rows pass autovacuum's trigger (the table's own autovacuum_vacuum_threshold
- * and scale factor where set, as our migration does on jobs, else the server's), as soak.js does
- * for our jobs table. While the snapshot is held such a VACUUM removes none of the newer dead rows.
- */
-function standInVacuum(url) {
-  let client;
-  let stopped = false;
-  let timer;
-  const vacuums = [];
-  const option = (name) =>
-    `coalesce((SELECT option_value::float8 FROM pg_options_to_table(c.reloptions)
-                WHERE option_name = '${name}'), current_setting('${name}')::float8)`;
-  const check = async () => {
-    await client.query('SELECT pg_stat_clear_snapshot()');
-    const { rows } = await client.query(
-      `SELECT format('%I.%I', s.schemaname, s.relname) AS rel
-         FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-        WHERE s.n_dead_tup > ${option('autovacuum_vacuum_threshold')}
-                             + ${option('autovacuum_vacuum_scale_factor')} * s.n_live_tup`,
-    );
-    for (const { rel } of rows) {
-      if (stopped) return;
-      const at = clock();
-      await client.query(`VACUUM (ANALYZE) ${rel}`);
-      vacuums.push({ rel, at, ms: Math.round(clock() - at) });
-    }
-  };
-  const loop = () => {
-    timer = setTimeout(() => {
-      check()
-        .catch((error) => console.error(`  stand-in vacuum failed: ${error.message}`))
-        .finally(() => !stopped && loop());
-    }, VACUUM_CHECK_MS);
-  };
-  const started = connect(url).then((c) => {
-    client = c;
-    loop();
-  });
-  return {
-    started,
-    /** The VACUUMs run so far: table, start (clock()), duration in ms. */
-    vacuums: () => vacuums,
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await client?.end().catch(() => undefined);
-    },
-  };
 }
 
 /** Dead and live rows of all the database's tables (pg_stat_user_tables), vacuums so far. */
@@ -354,7 +292,7 @@ async function runHeldSnapshot({ only, warmSeconds, heldSeconds, afterSeconds, r
     );
   }
   const selected = VARIANTS.filter((v) => !only?.length || only.includes(v.name));
-  const autovacuumOn = await autovacuumIsOn();
+  const autovacuumOn = await autovacuumIsOn(databaseUrl('postgres'));
   const opts = { warmSeconds, heldSeconds, afterSeconds, rate, autovacuumOn };
   if (!autovacuumOn) {
     console.log(

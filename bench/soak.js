@@ -13,6 +13,7 @@ const { nowMs, sleep } = require('./lib/timing');
 const { median, percentile } = require('./lib/stats');
 const { JOBS, claimStatement } = require('./lib/schema');
 const ours = require('./adapters/ours');
+const { VACUUM_CHECK_MS, autovacuumIsOn, standInVacuum } = require('./lib/stand-in-vacuum');
 
 const WORKERS = 2;
 const CONCURRENCY = 50;
@@ -24,14 +25,6 @@ const RETENTION_MS = 60_000;
 /** The pruner's period: shorter than its default (60 s), so the 1-minute retention shows. */
 const RETENTION_INTERVAL_MS = 10_000;
 const MB = 1024 * 1024;
-/**
- * Where the server runs without autovacuum (`autovacuum = off`, as test servers often do), the
- * soak stands in for it on the jobs table: every VACUUM_CHECK_MS, a VACUUM once dead rows pass
- * the trigger the migration sets (1000 + 5% of live rows). Without any vacuum no table reaches
- * a plateau, whatever its retention.
- */
-const VACUUM_CHECK_MS = 20_000;
-
 const PHASES = [
   {
     key: 'retention',
@@ -93,49 +86,6 @@ function markdown(rows) {
   return [head, rule, ...body].join('\n');
 }
 
-/** VACUUMs the jobs table whenever autovacuum would have (see VACUUM_CHECK_MS) until stopped. */
-function standInVacuum(url) {
-  const client = new Client({ connectionString: url });
-  let stopped = false;
-  let timer;
-  const check = async () => {
-    await client.query('SELECT pg_stat_clear_snapshot()');
-    const { rows } = await client.query(
-      `SELECT n_dead_tup::float8 AS dead, n_live_tup::float8 AS live FROM pg_stat_user_tables
-        WHERE relid = '${JOBS}'::regclass`,
-    );
-    if (!stopped && rows[0] && rows[0].dead > 1000 + 0.05 * rows[0].live) {
-      await client.query(`VACUUM (ANALYZE) ${JOBS}`);
-    }
-  };
-  const loop = () => {
-    timer = setTimeout(() => {
-      check()
-        .catch((error) => console.error(`  stand-in vacuum failed: ${error.message}`))
-        .finally(() => !stopped && loop());
-    }, VACUUM_CHECK_MS);
-  };
-  const started = client.connect().then(loop);
-  return {
-    started,
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await client.end().catch(() => undefined);
-    },
-  };
-}
-
-async function autovacuumIsOn(url) {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query('SHOW autovacuum')).rows[0].autovacuum === 'on';
-  } finally {
-    await client.end();
-  }
-}
-
 async function runPhase(phase, { minutes, rate }) {
   return withFreshDatabase(`soak_${phase.key}`, async (db) => {
     await ours.prepare(db);
@@ -158,7 +108,7 @@ async function runPhase(phase, { minutes, rate }) {
     let vacuum;
     try {
       if (!(await autovacuumIsOn(db.url))) {
-        vacuum = standInVacuum(db.url);
+        vacuum = standInVacuum(db.url, { relations: [JOBS] });
         await vacuum.started;
       }
       await probe.connect();
