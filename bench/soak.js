@@ -3,15 +3,16 @@
 // A producer enqueues at a fixed rate (enqueueMany every 100 ms, catching up when late) while
 // worker processes run the jobs, for N minutes with retention at 1 minute, then N minutes more
 // on a fresh database with retention off. Each minute: the jobs table's sizes, its live and dead
-// rows, a claim of 10's median time, and p99 wait (run_at -> started_at) of the jobs started
-// that minute. Not part of the measurements (nor of CI): it takes 2N minutes and more.
+// rows, the median time of a claim of 10 from the heads and of one after the workers' cursor,
+// and p99 wait (run_at -> started_at) of the jobs started that minute. Not part of the
+// measurements (nor of CI): it takes 2N minutes and more.
 const os = require('node:os');
 const { Client } = require('pg');
 const { withFreshDatabase } = require('./lib/db');
 const { WorkerGroup } = require('./lib/children');
 const { nowMs, sleep } = require('./lib/timing');
 const { median, percentile } = require('./lib/stats');
-const { JOBS, claimStatement } = require('./lib/schema');
+const { JOBS, claimStatement, claimAfterStatement } = require('./lib/schema');
 const ours = require('./adapters/ours');
 const { VACUUM_CHECK_MS, autovacuumIsOn, standInVacuum } = require('./lib/stand-in-vacuum');
 
@@ -34,16 +35,39 @@ const PHASES = [
   { key: 'off', label: 'retention off', retention: false },
 ];
 
-/** Time of one claim of 10 as a worker sends it, in a transaction rolled back (ms). */
-async function timeClaim(client) {
-  await client.query('BEGIN');
-  try {
-    const start = nowMs();
-    await client.query(claimStatement, ['soak-probe', [ours.JOB_TYPE], 10]);
-    return nowMs() - start;
-  } finally {
-    await client.query('ROLLBACK');
+/**
+ * Where the workers' claims resume: the last job claimed so far (the highest id that has left
+ * `pending`; the few newer ones still waiting are read past through the primary key).
+ */
+const LATEST_CLAIMED = `SELECT priority, created_at::text AS created_at, id FROM ${JOBS}
+  WHERE status <> 'pending' ORDER BY id DESC LIMIT 1`;
+
+/**
+ * Times of one claim of 10, each in a transaction rolled back (ms): `fromHead` as a claim from the
+ * heads reads (every dead entry of the jobs claimed since the last vacuum), `afterCursor` as a
+ * worker's claim between those reads: resuming after the last job the workers claimed.
+ */
+async function timeClaims(client) {
+  const times = {};
+  const [cursor] = (await client.query(LATEST_CLAIMED)).rows;
+  for (const [name, sql, params] of [
+    ['fromHead', claimStatement, ['soak-probe', [ours.JOB_TYPE], 10]],
+    cursor && [
+      'afterCursor',
+      claimAfterStatement,
+      ['soak-probe', [ours.JOB_TYPE], 10, cursor.priority, cursor.created_at, cursor.id],
+    ],
+  ].filter(Boolean)) {
+    await client.query('BEGIN');
+    try {
+      const start = nowMs();
+      await client.query(sql, params);
+      times[name] = nowMs() - start;
+    } finally {
+      await client.query('ROLLBACK');
+    }
   }
+  return times;
 }
 
 async function tableStats(client) {
@@ -75,9 +99,14 @@ const COLUMNS = [
   ['dead rows', (r) => Math.round(r.dead)],
   ['vacuums', (r) => r.vacuums],
   ['waiting', (r) => r.waiting],
-  ['claim 10 ms (median)', (r) => (Number.isFinite(r.claimMs) ? r.claimMs.toFixed(2) : '-')],
+  ['claim 10 after cursor ms (median)', (r) => fixed(r.claimAfterCursorMs)],
+  ['claim 10 from head ms (median)', (r) => fixed(r.claimFromHeadMs)],
   ['p99 wait ms', (r) => (Number.isFinite(r.p99WaitMs) ? Math.round(r.p99WaitMs) : '-')],
 ];
+
+function fixed(ms) {
+  return Number.isFinite(ms) ? ms.toFixed(2) : '-';
+}
 
 function markdown(rows) {
   const head = `| ${COLUMNS.map(([name]) => name).join(' | ')} |`;
@@ -124,7 +153,7 @@ async function runPhase(phase, { minutes, rate }) {
       for (let minute = 1; minute <= minutes; minute++) {
         const end = t0 + minute * 60_000;
         const enqueuedBefore = enqueued;
-        const claimTimes = [];
+        const claimTimes = { fromHead: [], afterCursor: [] };
         while (nowMs() < end) {
           const due = Math.floor(((nowMs() - t0) / 1000) * rate) - enqueued;
           if (due > 0) {
@@ -133,7 +162,8 @@ async function runPhase(phase, { minutes, rate }) {
             enqueued += n;
           }
           if (nowMs() >= nextProbe) {
-            claimTimes.push(await timeClaim(probe));
+            const times = await timeClaims(probe);
+            for (const [name, ms] of Object.entries(times)) claimTimes[name].push(ms);
             nextProbe += CLAIM_PROBE_EVERY_MS;
           }
           await sleep(Math.max(0, Math.min(TICK_MS, end - nowMs())));
@@ -144,7 +174,8 @@ async function runPhase(phase, { minutes, rate }) {
           enqueued: enqueued - enqueuedBefore,
           started: waits.length,
           ...(await tableStats(probe)),
-          claimMs: median(claimTimes),
+          claimFromHeadMs: median(claimTimes.fromHead),
+          claimAfterCursorMs: median(claimTimes.afterCursor),
           p99WaitMs: percentile(waits, 99),
         };
         rows.push(row);

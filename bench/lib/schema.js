@@ -19,4 +19,12 @@ const JOBS = qualified('jobs');
  */
 const claimStatement = `SELECT * FROM ${qualified('claim_job_batch')}($1, $2::text[], $3, p_start => true)`;
 
-module.exports = { JOBS_SCHEMA, qualified, JOBS, claimStatement };
+/**
+ * The claim as a worker sends it between its claims from the heads: resuming the type's priority
+ * after a cursor ($4 priority, $5 created_at as text, $6 id).
+ */
+const claimAfterStatement = `SELECT * FROM ${qualified('claim_job_batch')}($1, $2::text[], $3, p_start => true,
+  p_after_job_types => $2::text[], p_after_priorities => ARRAY[$4::integer],
+  p_after_created_at => ARRAY[$5::timestamptz], p_after_ids => ARRAY[$6::bigint])`;
+
+module.exports = { JOBS_SCHEMA, qualified, JOBS, claimStatement, claimAfterStatement };

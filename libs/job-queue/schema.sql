@@ -118,7 +118,7 @@ CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (st
 CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text])));
 CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
 
-CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_types text[], p_batch_size integer, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_start boolean DEFAULT false, p_type_caps integer[] DEFAULT NULL::integer[], p_max_attempts integer[] DEFAULT NULL::integer[], p_backoff_base_ms integer[] DEFAULT NULL::integer[], p_backoff_max_ms integer[] DEFAULT NULL::integer[], p_backoff_jitter double precision[] DEFAULT NULL::double precision[])
+CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_types text[], p_batch_size integer, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_start boolean DEFAULT false, p_type_caps integer[] DEFAULT NULL::integer[], p_max_attempts integer[] DEFAULT NULL::integer[], p_backoff_base_ms integer[] DEFAULT NULL::integer[], p_backoff_max_ms integer[] DEFAULT NULL::integer[], p_backoff_jitter double precision[] DEFAULT NULL::double precision[], p_after_job_types text[] DEFAULT NULL::text[], p_after_priorities integer[] DEFAULT NULL::integer[], p_after_created_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_after_ids bigint[] DEFAULT NULL::bigint[])
  RETURNS SETOF job_queue.jobs
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -145,13 +145,50 @@ AS $function$
                       WHERE paused.job_type = t.job_type AND paused.paused_at IS NOT NULL)
     GROUP BY t.job_type
     HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
+  ), cursors AS (
+    SELECT DISTINCT ON (c.job_type, c.priority) c.job_type, c.priority::bigint AS priority,
+           c.created_at, c.id
+    FROM unnest($11::text[], $12::integer[], $13::timestamptz[], $14::bigint[])
+      AS c(job_type, priority, created_at, id)
+    WHERE c.job_type IN (SELECT types.job_type FROM types)
+      AND c.priority IS NOT NULL AND c.created_at IS NOT NULL AND c.id IS NOT NULL
+    ORDER BY c.job_type, c.priority, c.created_at ASC, c.id ASC
+  ), segments AS (
+    SELECT cursors.job_type, cursors.priority AS lo, cursors.priority AS hi,
+           cursors.created_at AS after_created_at, cursors.id AS after_id
+    FROM cursors
+    UNION ALL
+    SELECT above.job_type, above.priority + 1, above.hi, '-infinity'::timestamptz, 0::bigint
+    FROM (
+      SELECT cursors.job_type, cursors.priority,
+             COALESCE(lag(cursors.priority) OVER (PARTITION BY cursors.job_type
+                                                  ORDER BY cursors.priority DESC) - 1,
+                      2147483647::bigint) AS hi
+      FROM cursors
+    ) AS above
+    WHERE above.priority + 1 <= above.hi
+    UNION ALL
+    SELECT types.job_type, -2147483648::bigint,
+           COALESCE(min(cursors.priority) - 1, 2147483647::bigint),
+           '-infinity'::timestamptz, 0::bigint
+    FROM types LEFT JOIN cursors ON cursors.job_type = types.job_type
+    GROUP BY types.job_type
+    HAVING COALESCE(min(cursors.priority) - 1, 2147483647::bigint) >= -2147483648::bigint
   ), heads AS (
     SELECT types.job_type, head.priority, head.created_at, head.id
     FROM types CROSS JOIN LATERAL (
-      SELECT j.priority, j.created_at, j.id FROM "job_queue".jobs j
-      WHERE j.status = 'pending' AND j.job_type = types.job_type
-        AND j.run_at <= COALESCE($4, now())
-      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      SELECT seg.id, seg.priority, seg.created_at
+      FROM segments CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.created_at FROM "job_queue".jobs j
+        WHERE j.status = 'pending' AND j.job_type = segments.job_type
+          AND j.priority BETWEEN segments.lo AND segments.hi
+          AND (j.created_at, j.id) > (segments.after_created_at, segments.after_id)
+          AND j.run_at <= COALESCE($4, now())
+        ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+        LIMIT types.cap
+      ) AS seg
+      WHERE segments.job_type = types.job_type
+      ORDER BY seg.priority DESC, seg.created_at ASC, seg.id ASC
       LIMIT types.cap
     ) AS head
     WHERE (SELECT count(*) FROM types) > 1
@@ -168,12 +205,20 @@ AS $function$
     SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
            takes.backoff_jitter
     FROM takes CROSS JOIN LATERAL (
-      SELECT j.id FROM "job_queue".jobs j
-      WHERE j.status = 'pending' AND j.job_type = takes.job_type
-        AND j.run_at <= COALESCE($4, now())
-      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      SELECT seg.id, seg.priority, seg.created_at
+      FROM segments CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.created_at FROM "job_queue".jobs j
+        WHERE j.status = 'pending' AND j.job_type = segments.job_type
+          AND j.priority BETWEEN segments.lo AND segments.hi
+          AND (j.created_at, j.id) > (segments.after_created_at, segments.after_id)
+          AND j.run_at <= COALESCE($4, now())
+        ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+        LIMIT takes.take
+        FOR UPDATE SKIP LOCKED
+      ) AS seg
+      WHERE segments.job_type = takes.job_type
+      ORDER BY seg.priority DESC, seg.created_at ASC, seg.id ASC
       LIMIT takes.take
-      FOR UPDATE SKIP LOCKED
     ) AS locked
     WHERE takes.take > 0
   ), claimed AS (

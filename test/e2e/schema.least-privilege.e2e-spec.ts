@@ -21,7 +21,8 @@ const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT SELECT, INSERT, UPDATE ON job_queue.job_stats TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE ON job_queue.job_schedule_ticks TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,
-     boolean, integer[], integer[], integer[], integer[], float8[]) TO ${role}`,
+     boolean, integer[], integer[], integer[], integer[], float8[], text[], integer[],
+     timestamptz[], bigint[]) TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.prune_jobs(bigint, float8, float8, float8, float8, text[],
      text[], integer) TO ${role}`,
 ];

@@ -23,7 +23,7 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
   const claimIn = (timeZone: string): Promise<Job[]> =>
     app.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT set_config('TimeZone', $1, true)`, [timeZone]);
-      return claimAndStartJobs(manager, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
+      return (await claimAndStartJobs(manager, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10)).jobs;
     });
 
   it.each(['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham'])(
@@ -65,7 +65,9 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
       { type: 'email', data: {} },
       { type: 'email', data: {} },
     ]);
-    const [a, b] = await claimAndStartJobs(app.dataSource, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
+    const {
+      jobs: [a, b],
+    } = await claimAndStartJobs(app.dataSource, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
     expect(a.claimedAt).toEqual(b.claimedAt);
     a.claimedAt!.setFullYear(2000);
     expect(b.claimedAt!.getFullYear()).not.toBe(2000);
@@ -76,7 +78,9 @@ describe('claimAndStartJobs: the Job a handler receives', () => {
     const queryRunner = app.dataSource.createQueryRunner();
     try {
       const before = await queryRunner.query(`SHOW synchronous_commit`);
-      const [job] = await claimAndStartJobs(queryRunner, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
+      const {
+        jobs: [job],
+      } = await claimAndStartJobs(queryRunner, DEFAULT_SCHEMA, 'worker-a', EMAIL, 10);
       expect(job.status).toBe('running');
       // The next statement on the same connection (an app's, once it is back in the pool).
       expect(await queryRunner.query(`SHOW synchronous_commit`)).toEqual(before);

@@ -1,5 +1,5 @@
 import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/functions/current-functions';
-import { claim, useClaimTestDatabase } from './claim-job-batch.support';
+import { claim, CLAIM_PARAMETER_TYPES, useClaimTestDatabase } from './claim-job-batch.support';
 
 /** Three types, three pending jobs each; `a` best, then `b`, then `c` (priority). */
 const INSERT_JOBS = `
@@ -86,13 +86,11 @@ describe('claim_job_batch: paused job types', () => {
       await db.client.query(`SET LOCAL enable_mergejoin = off`);
       await db.client.query(`SET LOCAL plan_cache_mode = force_generic_plan`);
       await db.client.query(
-        `PREPARE paused_plan(text, text[], integer, timestamptz, boolean, integer[], integer[],
-                             integer[], integer[], float8[])
-         AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
+        `PREPARE paused_plan(${CLAIM_PARAMETER_TYPES}) AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
       );
       const { rows } = await db.client.query<{ 'QUERY PLAN': string }>(
         `EXPLAIN EXECUTE paused_plan('w', ARRAY['a', 'b', 'c'], 10, NULL, false, NULL, NULL, NULL,
-                                     NULL, NULL)`,
+                                     NULL, NULL, NULL, NULL, NULL, NULL)`,
       );
       const plan = rows.map((row) => row['QUERY PLAN']);
       const readsJobTypes = plan.filter((line) => / on job_types\b/.test(line));

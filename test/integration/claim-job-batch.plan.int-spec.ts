@@ -3,7 +3,7 @@ import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/func
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { blocksOf, explainAnalyze, functionSettings, readThrough } from '../support/json-plan';
 import { createPlanTestDatabase } from '../support/plan-template';
-import { claim, connect } from './claim-job-batch.support';
+import { claim, CLAIM_PARAMETER_TYPES, claimParameters, connect } from './claim-job-batch.support';
 
 const FINISHED = 1_000_000;
 const PENDING = 1_000;
@@ -129,9 +129,7 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
     [big, fresh] = await Promise.all([createPlanTestDatabase('finished'), createTestDatabase()]);
     [client, freshClient] = await Promise.all([connect(big.url), connect(fresh.url)]);
     await client.query(
-      `PREPARE claim_plan(text, text[], integer, timestamptz, boolean, integer[], integer[],
-                          integer[], integer[], float8[])
-       AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
+      `PREPARE claim_plan(${CLAIM_PARAMETER_TYPES}) AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
     );
   }, 120_000);
 
@@ -155,7 +153,8 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
     try {
       const plan = await explain(
         `EXPLAIN (FORMAT TEXT) EXECUTE claim_plan('w', ARRAY['email', 'report'], 10, NULL, false,
-                                                   NULL, NULL, NULL, NULL, NULL)`,
+                                                   NULL, NULL, NULL, NULL, NULL,
+                                                   NULL, NULL, NULL, NULL)`,
       );
       // Parameters left as $n: it really is the generic plan.
       expect(plan).toContain('COALESCE($4, now())');
@@ -169,11 +168,16 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
     await client.query(`SET plan_cache_mode = force_custom_plan`);
     try {
       for (const args of [
-        `'w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL`,
+        `'w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL,
+         NULL, NULL, NULL, NULL`,
         `'w', ARRAY['email'], 1, now(), true, ARRAY[1], ARRAY[3], ARRAY[1000], ARRAY[60000],
-         ARRAY[0.2]`,
+         ARRAY[0.2], NULL, NULL, NULL, NULL`,
         `'w', ARRAY['email', 'report', 'other'], 500, '2031-01-01T00:00:00Z', false,
-         ARRAY[NULL, 2, 0], NULL, NULL, NULL, NULL`,
+         ARRAY[NULL, 2, 0], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
+        // As a worker sends it: cursors at two priorities of one type and one of another.
+        `'w', ARRAY['email', 'report'], 10, NULL, true, NULL, NULL, NULL, NULL, NULL,
+         ARRAY['email', 'email', 'report'], ARRAY[100, 50, 100], ARRAY[now(), now(), now()],
+         ARRAY[1, 2, 3]`,
       ]) {
         const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE claim_plan(${args})`);
         expect(plan).not.toContain('COALESCE($4');
@@ -256,7 +260,7 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
       explainAnalyze(
         target,
         CURRENT_CLAIM_JOB_BATCH_QUERY,
-        ['w', TYPES, 10, null, false, null, null, null, null, null],
+        claimParameters(TYPES, 10),
         // Planned as the function plans it: with its SET clauses.
         await functionSettings(target, 'job_queue.claim_job_batch'),
       );

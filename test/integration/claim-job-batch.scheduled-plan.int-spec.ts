@@ -1,12 +1,12 @@
 import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/functions/current-functions';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
-import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
+import { PENDING_AGAIN_PAYLOAD, queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import {
   STAGE_BATCH_SIZE,
   STAGE_SCHEDULED_JOBS,
   stageScheduledJobs,
 } from '../../libs/job-queue/src/sql/stage-scheduled-jobs.query';
-import { claim } from './claim-job-batch.support';
+import { claim, claimParameters } from './claim-job-batch.support';
 import { usePlanTestDatabase } from '../support/plan-template';
 import { blocksOf, explainAnalyze, functionSettings, readThrough } from '../support/json-plan';
 
@@ -44,7 +44,7 @@ describe('claim_job_batch: flat with a million jobs scheduled for later', () => 
       const settings = await functionSettings(db.client, 'job_queue.claim_job_batch');
       const plan = await analyze(
         CURRENT_CLAIM_JOB_BATCH_QUERY,
-        ['w', ['email'], READY, now, false, null, null, null, null, null],
+        claimParameters(['email'], READY, now),
         settings,
       );
       expect(plan['Actual Rows']).toBe(READY);
@@ -74,6 +74,7 @@ describe('claim_job_batch: flat with a million jobs scheduled for later', () => 
       null,
       STAGE_BATCH_SIZE,
       schema.insertedChannel,
+      PENDING_AGAIN_PAYLOAD,
     ]);
     const { scans, rows, removed } = readThrough(plan, 'jobs_scheduled_idx');
     expect(scans).toBeGreaterThan(0);
@@ -94,7 +95,7 @@ describe('claim_job_batch: flat with a million jobs scheduled for later', () => 
     const settings = await functionSettings(db.client, 'job_queue.claim_job_batch');
     const plan = await analyze(
       CURRENT_CLAIM_JOB_BATCH_QUERY,
-      ['w', ['email'], 10, null, false, null, null, null, null, null],
+      claimParameters(['email'], 10),
       settings,
     );
     expect(plan['Actual Rows']).toBe(10);

@@ -89,3 +89,53 @@ export async function countByStatus(client: ClientBase): Promise<Record<string, 
   );
   return Object.fromEntries(rows.map((row) => [row.status, row.count]));
 }
+
+/** The types of `claim_job_batch`'s fourteen parameters, as a PREPARE of its statement names them. */
+export const CLAIM_PARAMETER_TYPES = `text, text[], integer, timestamptz, boolean, integer[],
+  integer[], integer[], integer[], float8[], text[], integer[], timestamptz[], bigint[]`;
+
+/** Where a claim resumes one type and priority (`p_after_*`), as the worker's cursors say. */
+export interface ClaimCursor {
+  jobType: string;
+  priority: number;
+  createdAt: string | Date;
+  id: number | string;
+}
+
+/**
+ * The statement's fourteen parameters for a claim of `jobTypes` by worker `w`, with no per-type
+ * caps or policy, resuming after `cursors` (none: every type from its head).
+ */
+export function claimParameters(
+  jobTypes: string[],
+  batchSize: number,
+  now: Date | null = null,
+  cursors: ClaimCursor[] = [],
+): unknown[] {
+  const after =
+    cursors.length === 0
+      ? [null, null, null, null]
+      : [
+          cursors.map((c) => c.jobType),
+          cursors.map((c) => c.priority),
+          cursors.map((c) => c.createdAt),
+          cursors.map((c) => String(c.id)),
+        ];
+  return ['w', jobTypes, batchSize, now, false, null, null, null, null, null, ...after];
+}
+
+/** `claim_job_batch` resuming after `cursors`, as a worker calls it (`p_start` false). */
+export async function claimAfter(
+  client: ClientBase,
+  jobTypes: string[],
+  batchSize: number,
+  cursors: ClaimCursor[],
+): Promise<ClaimedJobRow[]> {
+  const { rows } = await client.query(
+    `SELECT * FROM job_queue.claim_job_batch($1::text, $2::text[], $3::int,
+       p_after_job_types => $4::text[], p_after_priorities => $5::integer[],
+       p_after_created_at => $6::timestamptz[], p_after_ids => $7::bigint[])`,
+    ['w', jobTypes, batchSize, ...claimParameters(jobTypes, batchSize, null, cursors).slice(10)],
+  );
+  return rows.map((row) => ({ ...row, id: Number(row.id) }));
+}

@@ -7,27 +7,19 @@ import {
   readThrough,
 } from '../support/json-plan';
 import { PlanTestDatabase, usePlanTestDatabase } from '../support/plan-template';
+import { claimParameters } from './claim-job-batch.support';
 
 const TEN_TYPES = Array.from({ length: 10 }, (_, i) => `t${i}`);
-
-/** The claim as the worker sends it: `types`, a batch of `batch`, no caps or policy. */
-const claimParams = (types: string[], batch: number) => [
-  'w',
-  types,
-  batch,
-  null,
-  false,
-  null,
-  null,
-  null,
-  null,
-  null,
-];
 
 /** The claim's statement, EXPLAINed with the settings the function runs it with. */
 async function explainClaim(client: PlanTestDatabase['client'], types: string[], batch: number) {
   const settings = await functionSettings(client, 'job_queue.claim_job_batch');
-  return explainAnalyze(client, CURRENT_CLAIM_JOB_BATCH_QUERY, claimParams(types, batch), settings);
+  return explainAnalyze(
+    client,
+    CURRENT_CLAIM_JOB_BATCH_QUERY,
+    claimParameters(types, batch),
+    settings,
+  );
 }
 
 const seqScansOfJobs = (plan: Parameters<typeof nodesOf>[0]) =>

@@ -45,6 +45,10 @@ const SHIPPED: Record<string, string> = {
     '9fca4f8241f2f9644439014dd5e682a23d5aca5bcd5fa747bfa171b6f76f19c1',
   'CreateJobScheduleTicksTable1795939200008 down':
     'e56a6b5d6c37781a6bf21c085fc6379a148d3a32b948567eaf72f869437eb5df',
+  'ResumeClaimsAtCursors1795939200009 up':
+    'e8114c8f42fbf4d489fa6f69c989f0c62c310df3014281f88f4bae350b3f69d7',
+  'ResumeClaimsAtCursors1795939200009 down':
+    '51bd68bf8b43deefe4fa44c5fb5e1cc644812196dde70673e622d182e41ffcc5',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

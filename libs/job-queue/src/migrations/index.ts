@@ -10,6 +10,7 @@ import { createJobSchedulesTableFor } from './1795939200005-CreateJobSchedulesTa
 import { skipPausedJobTypesInClaimFor } from './1795939200006-SkipPausedJobTypesInClaim';
 import { pinPrunePlanFor } from './1795939200007-PinPrunePlan';
 import { createJobScheduleTicksTableFor } from './1795939200008-CreateJobScheduleTicksTable';
+import { resumeClaimsAtCursorsFor } from './1795939200009-ResumeClaimsAtCursors';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -50,6 +51,7 @@ export function jobQueueMigrationsFor(
     skipPausedJobTypesInClaimFor(schema),
     pinPrunePlanFor(schema),
     createJobScheduleTicksTableFor(schema),
+    resumeClaimsAtCursorsFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

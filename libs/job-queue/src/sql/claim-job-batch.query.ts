@@ -50,14 +50,41 @@ const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
   FROM ${schema.claimJobBatch}($1::text, $2::text[], $3::integer, p_start => true,
          p_type_caps => $4::integer[], p_max_attempts => $5::integer[],
          p_backoff_base_ms => $6::integer[], p_backoff_max_ms => $7::integer[],
-         p_backoff_jitter => $8::float8[])
+         p_backoff_jitter => $8::float8[], p_after_job_types => $9::text[],
+         p_after_priorities => $10::integer[], p_after_created_at => $11::timestamptz[],
+         p_after_ids => $12::bigint[])
     CROSS JOIN pg_catalog.set_config('synchronous_commit', 'off', true)`;
+
+/** Where a claim ended in one type and priority: its last job's `created_at` (as text) and id. */
+export interface ClaimPosition {
+  jobType: string;
+  priority: number;
+  /** Exactly as PostgreSQL wrote it (`created_at::text`): a Date would drop the microseconds. */
+  createdAt: string;
+  id: string;
+}
+
+/** The cursors as the claim takes them: four aligned arrays (empty: read every type from its head). */
+export interface ClaimAfter {
+  jobTypes: string[];
+  priorities: number[];
+  createdAt: string[];
+  ids: string[];
+}
+
+/** What one claim brought: its jobs, best first, and where it ended in each type and priority. */
+export interface ClaimedJobs {
+  jobs: Job[];
+  /** The last job of each (type, priority) the claim took from, for `ClaimCursors.advance`. */
+  ends: ClaimPosition[];
+}
 
 /**
  * Claims up to `batchSize` claimable jobs of `types` for `workerId`, in one priority order
  * across the types, through the `claim_job_batch` SQL function, and marks them running in the
  * same statement (the worker starts each job it claims at once); jobs come back best first, each
- * with its new `runToken` and its policy (`maxAttempts`, backoff) filled in.
+ * with its new `runToken` and its policy (`maxAttempts`, backoff) filled in. Each type and
+ * priority in `after` is read from just after its cursor (see `ClaimCursors`).
  *
  * The statement the function runs is `currentClaimJobBatchQuery` (sql/functions/
  * current-functions.ts names the installed version; the versions and the function's definition
@@ -75,7 +102,8 @@ export async function claimAndStartJobs(
   workerId: string,
   types: ClaimTypes,
   batchSize: number,
-): Promise<Job[]> {
+  after: ClaimAfter = { jobTypes: [], priorities: [], createdAt: [], ids: [] },
+): Promise<ClaimedJobs> {
   const rows = await queryRows(db, queueSchema(schema).statement(CLAIM_AND_START_JOBS), [
     workerId,
     types.jobTypes,
@@ -85,9 +113,29 @@ export async function claimAndStartJobs(
     types.backoffBaseMs,
     types.backoffMaxMs,
     types.backoffJitter,
+    after.jobTypes,
+    after.priorities,
+    after.createdAt,
+    after.ids,
   ]);
+  const ends = endsOf(rows);
   const timestamps = new TimestampTextParser();
-  return rows.map((row) => toClaimedJob(row, timestamps));
+  return { jobs: rows.map((row) => toClaimedJob(row, timestamps)), ends };
+}
+
+/** The last row of each (type, priority), `created_at` still as the text the claim sent. */
+function endsOf(rows: JobRow[]): ClaimPosition[] {
+  const last = new Map<string, ClaimPosition>();
+  for (const row of rows) {
+    const end: ClaimPosition = {
+      jobType: row.jobType as string,
+      priority: row.priority as number,
+      createdAt: row.createdAt as string,
+      id: row.id as string,
+    };
+    last.set(`${end.priority}:${end.jobType}`, end);
+  }
+  return [...last.values()];
 }
 
 /**

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { SCHEMA_NAME_PATTERN } from '../job-queue.constants';
 
+/**
+ * The payload of a notification on the insert channel that says the jobs were in the queue
+ * already (staged once due, or of a type resumed): their place in each type's queue is behind
+ * where the workers' claims resume, so a worker's next claim reads from the heads (see
+ * `ClaimCursors`). The insert trigger's notifications carry none: new jobs come after.
+ */
+export const PENDING_AGAIN_PAYLOAD = 'pending-again';
+
 /** Makes one statement's text for a schema; see `QueueSchema.statement`. */
 export type StatementBuilder = (schema: QueueSchema) => string;
 

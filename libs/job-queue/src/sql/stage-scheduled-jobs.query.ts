@@ -1,5 +1,5 @@
 import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { PENDING_AGAIN_PAYLOAD, QueueSchema, queueSchema } from './queue-schema';
 
 /** Most jobs one statement moves: a backlog that fell due at once is staged in bounded steps. */
 export const STAGE_BATCH_SIZE = 1_000;
@@ -21,7 +21,7 @@ export const STAGE_SCHEDULED_JOBS = (schema: QueueSchema): string => `
     SELECT pg_catalog.count(*)::integer AS moved FROM staged
   )
   SELECT moved.moved FROM moved
-    LEFT JOIN LATERAL (SELECT pg_catalog.pg_notify($3::text, '') WHERE moved.moved > 0::integer)
+    LEFT JOIN LATERAL (SELECT pg_catalog.pg_notify($3::text, $4::text) WHERE moved.moved > 0::integer)
       AS notified ON true`;
 
 /**
@@ -30,7 +30,8 @@ export const STAGE_SCHEDULED_JOBS = (schema: QueueSchema): string => `
  * many it moved. It reads them through `jobs_scheduled_idx`, so a million jobs due later cost a
  * pass nothing; rows another stager holds are skipped (`SKIP LOCKED`), so every worker node may
  * run one. When it moved any, the same statement notifies the schema's insert channel, so idle
- * workers everywhere claim at once, as after an insert.
+ * workers everywhere claim at once, as after an insert, from the heads of the queues (the payload
+ * says so: the staged jobs' place is behind where claims resume).
  */
 export async function stageScheduledJobs(
   db: Queryable,
@@ -43,6 +44,7 @@ export async function stageScheduledJobs(
     now,
     limit,
     schema.insertedChannel,
+    PENDING_AGAIN_PAYLOAD,
   ]);
   return row.moved;
 }

@@ -43,7 +43,7 @@ export class JobListener {
   private retryTimer: NodeJS.Timeout | undefined;
   /** A connection attempt under way: `stop()` waits for it, so no connection outlives a stop. */
   private connecting: Promise<void> | undefined;
-  private onNotify: () => void = () => undefined;
+  private onNotify: (behind: boolean) => void = () => undefined;
   private onPaused: (jobType: string) => void = () => undefined;
   private readonly schema: QueueSchema;
   private readonly workerId: string;
@@ -58,8 +58,15 @@ export class JobListener {
     this.workerId = options.workerId;
   }
 
-  /** Listens: `onNotify` for inserted jobs, `onPaused` with each job type paused. */
-  async start(onNotify: () => void, onPaused: (jobType: string) => void): Promise<void> {
+  /**
+   * Listens: `onNotify` for inserted jobs (`behind`: a notification with a payload, sent by
+   * whatever made jobs pending that were in the queue already, see `PENDING_AGAIN_PAYLOAD`; the
+   * insert trigger's has none), `onPaused` with each job type paused.
+   */
+  async start(
+    onNotify: (behind: boolean) => void,
+    onPaused: (jobType: string) => void,
+  ): Promise<void> {
     this.onNotify = onNotify;
     this.onPaused = onPaused;
     this.stopped = false;
@@ -86,7 +93,7 @@ export class JobListener {
       client = newDedicatedClient(this.dataSource, `listen ${this.workerId}`);
       const { insertedChannel, cancelledChannel, pausedChannel } = this.schema;
       client.on('notification', (message) => {
-        if (message.channel === insertedChannel) this.onNotify();
+        if (message.channel === insertedChannel) this.onNotify(Boolean(message.payload));
         else if (message.channel === cancelledChannel) this.cancelled(message.payload);
         else if (message.channel === pausedChannel && message.payload) {
           this.onPaused(message.payload);
@@ -105,8 +112,9 @@ export class JobListener {
       if (this.backoff.failing) this.logger.log('LISTEN connection re-established');
       this.backoff.succeeded();
       this.outageLog.reset();
-      // Jobs inserted while we were not listening would otherwise wait for the next poll.
-      this.onNotify();
+      // Jobs inserted (or staged) while we were not listening would otherwise wait for the next
+      // poll, or the next claim from the heads.
+      this.onNotify(true);
     } catch (error) {
       if (client) await this.close(client);
       this.lost(client, error as Error);

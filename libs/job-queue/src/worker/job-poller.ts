@@ -24,6 +24,7 @@ import { ScheduledTask } from '../periodic/scheduled-task';
 import { NotifyCooldown } from './notify-cooldown';
 import { JobTypePauses } from './job-type-pauses';
 import { databaseErrorText } from '../errors/database-error.util';
+import { ClaimCursors } from './claim-cursors';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
 type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
@@ -41,7 +42,9 @@ type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
  * One claim per poll, across every type in one priority order (priority DESC, created_at, id):
  * a type at its own `concurrency` limit is left out of that claim (it neither jumps the queue nor
  * holds a slot it may not use), and a type with a free slot whose next job is the best one due
- * gets it at this poll, whatever other types have waiting.
+ * gets it at this poll, whatever other types have waiting. Each claim resumes every type and
+ * priority where this worker's last claim of it ended (`ClaimCursors`), and reads from the heads
+ * now and then, and when a notification says jobs were made pending behind the cursors.
  */
 @Injectable()
 export class JobPoller {
@@ -74,6 +77,7 @@ export class JobPoller {
   /** Ends this poller's hold on `QueueService.pause()` of this process (see `JobTypePauses`). */
   private stopListeningToPauses: (() => void) | undefined;
   private stopListeningToWakeups: (() => void) | undefined;
+  private readonly cursors = new ClaimCursors();
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -178,9 +182,12 @@ export class JobPoller {
    * loop; idle-worker latency is what this path is for. Notifications during a poll make one
    * more poll after it. After a notified poll that found nothing, notifications wait out the
    * `NotifyCooldown` and share one poll: anyone may NOTIFY, and a flood must not become a busy
-   * loop of claims. Cancel notifications never come here.
+   * loop of claims. Cancel notifications never come here. `behind`: the jobs were made pending
+   * with an old place in the queue (staged, handed back, resumed), or some may have been missed
+   * (LISTEN reconnected): the next claim reads from the heads.
    */
-  jobsInserted(): void {
+  jobsInserted(behind = false): void {
+    if (behind) this.cursors.rescanSoon();
     if (this.stopped || this.notifyTimer) return;
     if (this.polling) {
       this.notifiedAgain = true;
@@ -285,15 +292,25 @@ export class JobPoller {
       return undefined;
     }
     const sentAt = performance.now(); // the leases of what it claims start no later than this
-    const jobs = await withQueryRunner(this.dataSource, (queryRunner) =>
-      claimAndStartJobs(
-        queryRunner,
-        this.options.schema,
-        this.options.workerId,
-        { ...this.claimPolicy!, caps },
-        limit,
-      ),
-    );
+    const after = this.cursors.forClaim();
+    let claimed;
+    try {
+      claimed = await withQueryRunner(this.dataSource, (queryRunner) =>
+        claimAndStartJobs(
+          queryRunner,
+          this.options.schema,
+          this.options.workerId,
+          { ...this.claimPolicy!, caps },
+          limit,
+          after,
+        ),
+      );
+    } catch (error) {
+      this.cursors.rescanSoon(); // it may have been the claim from the heads
+      throw error;
+    }
+    this.cursors.advance(claimed.ends);
+    const { jobs } = claimed;
     // Best first: what has waited here longest starts first, then the new jobs in claim order.
     for (const job of jobs) this.prefetched.push(job, sentAt);
     this.startPrefetched();
@@ -331,6 +348,7 @@ export class JobPoller {
         this.options.workerId,
         runs,
       );
+      this.cursors.rescanSoon(); // they are behind the cursors now
       const gone = jobs.length - released.length;
       this.logger.log(
         `Handed ${released.length} held job(s) back unstarted: ${why}` +

@@ -138,7 +138,7 @@ export class JobWorker {
     }
     if (worker.listen) {
       await this.listener.start(
-        () => this.poller.jobsInserted(),
+        (behind) => this.poller.jobsInserted(behind),
         (jobType) => void this.poller.dropPaused(jobType),
       );
     }

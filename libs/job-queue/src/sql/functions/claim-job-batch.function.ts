@@ -58,3 +58,53 @@ export function replaceClaimJobBatch(schema: QueueSchema, statement: string): st
   return `
     CREATE OR REPLACE FUNCTION ${definition}`;
 }
+
+/*
+ * The second signature, of ResumeClaimsAtCursors (1795939200009): the first one's ten
+ * parameters, then four aligned arrays, the positions after which the claim resumes reading each
+ * type and priority (see `claimJobBatchQueryV3`). A call that names none (the seed's three
+ * arguments, or an older worker's ten) runs as before, reading every type from its head. The
+ * settings are the first signature's.
+ */
+const claimJobBatchDefinitionV2 = (
+  schema: QueueSchema,
+  statement: string,
+): string => `${schema.claimJobBatch}(
+      p_worker_id text,
+      p_job_types text[],
+      p_batch_size integer,
+      p_now timestamptz DEFAULT NULL,
+      p_start boolean DEFAULT false,
+      p_type_caps integer[] DEFAULT NULL,
+      p_max_attempts integer[] DEFAULT NULL,
+      p_backoff_base_ms integer[] DEFAULT NULL,
+      p_backoff_max_ms integer[] DEFAULT NULL,
+      p_backoff_jitter float8[] DEFAULT NULL,
+      p_after_job_types text[] DEFAULT NULL,
+      p_after_priorities integer[] DEFAULT NULL,
+      p_after_created_at timestamptz[] DEFAULT NULL,
+      p_after_ids bigint[] DEFAULT NULL
+    ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql
+      SET search_path = pg_catalog, pg_temp
+      SET enable_bitmapscan = off SET enable_sort = off SET jit = off
+      SET enable_hashjoin = off SET enable_mergejoin = off
+    AS $fn$
+    BEGIN
+      RETURN QUERY ${statement};
+    END
+    $fn$
+  `;
+
+/** The first signature's argument types, as DROP FUNCTION and GRANT name it. */
+export const CLAIM_JOB_BATCH_ARGUMENTS_V1 = `text, text[], integer, timestamptz, boolean, integer[],
+     integer[], integer[], integer[], float8[]`;
+
+/** The second signature's argument types. */
+export const CLAIM_JOB_BATCH_ARGUMENTS_V2 = `${CLAIM_JOB_BATCH_ARGUMENTS_V1}, text[], integer[],
+     timestamptz[], bigint[]`;
+
+/** The CREATE FUNCTION of the second signature, running `statement`. */
+export function createClaimJobBatchV2(schema: QueueSchema, statement: string): string {
+  return `
+    CREATE FUNCTION ${claimJobBatchDefinitionV2(schema, statement)}`;
+}

@@ -1,11 +1,12 @@
 import { QueueSchema } from '../queue-schema';
 
 /*
- * The two parts of the claim's statement that every version so far shares, shipped with V1
+ * The parts of the claim's statement that the versions share, shipped with V1
  * (`claimJobBatchQueryV1`) and frozen since: a database that ran a migration keeps the text it
  * installed, and a migration's `down()` must put back exactly that text. A version that needs
- * different text adds a part of its own (as V2 adds its paused-types clause); it never edits
- * these.
+ * different text adds a part of its own (V2 its paused-types clause, V3 its reads after the
+ * cursors); it never edits these. `claimOfRequestedTypes` is V1's and V2's second half, made of
+ * the parts below it: the same bytes as when it was one string (test/unit/migrations.frozen.spec.ts).
  */
 
 /** From `WITH` to the filter of the requested types: unnest the per-type arrays, drop NULL types. */
@@ -22,14 +23,14 @@ export const CLAIM_REQUESTED_TYPES = `
       AS t(job_type, cap, max_attempts, backoff_base_ms, backoff_max_ms, backoff_jitter)
     WHERE t.job_type IS NOT NULL`;
 
-/**
- * From the grouping of the requested types to the end: per-type caps and policy, the heads, the
- * shares of the batch, the locking read and the UPDATE.
- */
-export const claimOfRequestedTypes = (schema: QueueSchema): string => `
+/** The grouping of the requested types: one row per type, those that may take none dropped. */
+export const GROUP_REQUESTED_TYPES = `
     GROUP BY t.job_type
     HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
-  ), heads AS (
+`;
+
+/** V1's and V2's heads: each type's first `cap` rows, from the head of its queue. */
+const headsFromTheHead = (schema: QueueSchema): string => `  ), heads AS (
     SELECT types.job_type, head.priority, head.created_at, head.id
     FROM types CROSS JOIN LATERAL (
       SELECT j.priority, j.created_at, j.id FROM ${schema.jobs} j
@@ -39,7 +40,10 @@ export const claimOfRequestedTypes = (schema: QueueSchema): string => `
       LIMIT types.cap
     ) AS head
     WHERE (SELECT count(*) FROM types) > 1
-  ), shares AS (
+`;
+
+/** How many jobs each type takes: its share of the best `$3` heads, or its cap when alone. */
+export const SHARES_AND_TAKES = `  ), shares AS (
     SELECT best.job_type, count(*) AS take
     FROM (SELECT job_type FROM heads ORDER BY priority DESC, created_at ASC, id ASC LIMIT $3) AS best
     GROUP BY best.job_type
@@ -48,7 +52,10 @@ export const claimOfRequestedTypes = (schema: QueueSchema): string => `
            CASE WHEN (SELECT count(*) FROM types) > 1 THEN COALESCE(shares.take, 0)
                 ELSE types.cap END AS take
     FROM types LEFT JOIN shares ON shares.job_type = types.job_type
-  ), candidates AS (
+`;
+
+/** V1's and V2's locking read: each type's first `take` claimable rows, from its head. */
+const candidatesFromTheHead = (schema: QueueSchema): string => `  ), candidates AS (
     SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
            takes.backoff_jitter
     FROM takes CROSS JOIN LATERAL (
@@ -60,7 +67,10 @@ export const claimOfRequestedTypes = (schema: QueueSchema): string => `
       FOR UPDATE SKIP LOCKED
     ) AS locked
     WHERE takes.take > 0
-  ), claimed AS (
+`;
+
+/** The UPDATE of the candidates and the result, best first. */
+export const claimCandidates = (schema: QueueSchema): string => `  ), claimed AS (
     UPDATE ${schema.jobs} AS jobs SET
       status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
       started_at = CASE WHEN $5 THEN COALESCE($4, now()) ELSE jobs.started_at END,
@@ -79,3 +89,14 @@ export const claimOfRequestedTypes = (schema: QueueSchema): string => `
     RETURNING jobs.*
   )
   SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC`;
+
+/**
+ * From the grouping of the requested types to the end: per-type caps and policy, the heads, the
+ * shares of the batch, the locking read and the UPDATE.
+ */
+export const claimOfRequestedTypes = (schema: QueueSchema): string =>
+  GROUP_REQUESTED_TYPES +
+  headsFromTheHead(schema) +
+  SHARES_AND_TAKES +
+  candidatesFromTheHead(schema) +
+  claimCandidates(schema);

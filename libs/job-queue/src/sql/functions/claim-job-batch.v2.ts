@@ -1,8 +1,8 @@
 import { QueueSchema } from '../queue-schema';
 import { CLAIM_REQUESTED_TYPES, claimOfRequestedTypes } from './claim-job-batch.parts';
 
-/** V2's own clause: a requested type whose `job_types` row is paused is dropped. */
-const notPaused = (schema: QueueSchema): string => `
+/** V2's own clause: a requested type whose `job_types` row is paused is dropped (V3 keeps it). */
+export const notPaused = (schema: QueueSchema): string => `
       AND NOT EXISTS (SELECT 1 FROM ${schema.jobTypes} paused
                       WHERE paused.job_type = t.job_type AND paused.paused_at IS NOT NULL)`;
 

@@ -1,6 +1,6 @@
 import { DEFAULT_SCHEMA } from '../../job-queue.constants';
 import { queueSchema } from '../queue-schema';
-import { claimJobBatchQueryV2 } from './claim-job-batch.v2';
+import { claimJobBatchQueryV3 } from './claim-job-batch.v3';
 import { pruneJobsQueryV1 } from './prune-jobs.v1';
 
 /*
@@ -10,15 +10,15 @@ import { pruneJobsQueryV1 } from './prune-jobs.v1';
  * the migrated database). Everything else the migrations install, with every function's
  * settings and grants, is in libs/job-queue/schema.sql.
  *
- * - claim_job_batch: `claimJobBatchQueryV2` (SkipPausedJobTypesInClaim, 1795939200006), inside
- *   the definition of claim-job-batch.function.ts.
+ * - claim_job_batch: `claimJobBatchQueryV3` (ResumeClaimsAtCursors, 1795939200009), inside the
+ *   second signature's definition in claim-job-batch.function.ts.
  * - prune_jobs: `pruneJobsQueryV1` (AddJobRetention, 1795939200003), with the join settings
  *   PinPrunePlan (1795939200007) added.
  * - jobs_notify_inserted: `createJobsNotifyInsertedV1` (CreateJobsTable, 1795939200000).
  */
 
 /** The statement `claim_job_batch` runs now. */
-export const currentClaimJobBatchQuery = claimJobBatchQueryV2;
+export const currentClaimJobBatchQuery = claimJobBatchQueryV3;
 
 /** The statement `prune_jobs` runs now. */
 export const currentPruneJobsQuery = pruneJobsQueryV1;
