@@ -168,12 +168,12 @@ AS $function$
     ) AS above
     WHERE above.priority + 1 <= above.hi
     UNION ALL
-    SELECT types.job_type, -2147483648::bigint,
+    SELECT types.job_type, (-2147483648)::bigint,
            COALESCE(min(cursors.priority) - 1, 2147483647::bigint),
            '-infinity'::timestamptz, 0::bigint
     FROM types LEFT JOIN cursors ON cursors.job_type = types.job_type
     GROUP BY types.job_type
-    HAVING COALESCE(min(cursors.priority) - 1, 2147483647::bigint) >= -2147483648::bigint
+    HAVING COALESCE(min(cursors.priority) - 1, 2147483647::bigint) >= (-2147483648)::bigint
   ), heads AS (
     SELECT types.job_type, head.priority, head.created_at, head.id
     FROM types CROSS JOIN LATERAL (
