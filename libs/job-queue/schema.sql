@@ -127,6 +127,7 @@ CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_typ
  SET jit TO 'off'
  SET enable_hashjoin TO 'off'
  SET enable_mergejoin TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
     BEGIN
       RETURN QUERY 

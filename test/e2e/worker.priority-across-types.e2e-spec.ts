@@ -75,4 +75,32 @@ describe('worker: one priority order across job types', () => {
     ]);
     expect(order).toEqual(['waiting-1', 'busy-1', 'busy-2', 'busy-3', 'free-1', 'free-2']);
   });
+
+  it('starts a better job enqueued mid-backlog next, of its own type or another (claims resume after cursors)', async () => {
+    const backlog = Array.from({ length: 300 }, (_, i) => `backlog-${i}`);
+    await producer.queue.enqueueMany(jobs(FREE_JOB, 5, backlog));
+    worker = await startWorkerApp({
+      url: file.url,
+      queueOptions: { worker: { concurrency: 1, pollIntervalMs: 20 } },
+      providers: [PriorityHandlers],
+    });
+    const handlers = worker.app.get(PriorityHandlers);
+    // The worker claims one job at a time: after the first few, its claims resume after its
+    // cursor at priority 5, not from the head.
+    await waitFor(() => handlers.runOrder.length >= 10, { description: '10 backlog jobs to run' });
+    const ranBefore = handlers.runOrder.length;
+    await producer.queue.enqueue(FREE_JOB, { label: 'urgent-same-type' }, { priority: 50 });
+    await producer.queue.enqueue(WAITING_JOB, { label: 'urgent-other-type' }, { priority: 40 });
+    await waitFor(() => handlers.runOrder.includes('urgent-other-type'), {
+      description: 'the urgent jobs to run',
+    });
+    const order = [...handlers.runOrder];
+    // The claim in flight at each enqueue may still take a backlog job; then the better jobs,
+    // best first, long before the backlog's end.
+    const same = order.indexOf('urgent-same-type');
+    expect(same - ranBefore).toBeLessThanOrEqual(2);
+    expect(order.indexOf('urgent-other-type')).toBeGreaterThan(same);
+    expect(order.indexOf('urgent-other-type') - same).toBeLessThanOrEqual(2);
+    expect(order.length).toBeLessThan(backlog.length);
+  });
 });

@@ -10,6 +10,7 @@ const OLD_ARGUMENTS =
   'text, text[], integer, timestamp with time zone, boolean, integer[], integer[], integer[], ' +
   'integer[], double precision[]';
 const NEW_ARGUMENTS = `${OLD_ARGUMENTS}, text[], integer[], timestamp with time zone[], bigint[]`;
+/** The first signature's settings (kept by `down()`); the second adds the generic plan. */
 const SETTINGS = [
   'search_path=pg_catalog, pg_temp',
   'enable_bitmapscan=off',
@@ -18,6 +19,7 @@ const SETTINGS = [
   'enable_hashjoin=off',
   'enable_mergejoin=off',
 ];
+const NEW_SETTINGS = [...SETTINGS, 'plan_cache_mode=force_generic_plan'];
 
 /** One `claim_job_batch` of the schema as the catalog holds it, with its signature. */
 interface ClaimFunction {
@@ -31,7 +33,7 @@ interface ClaimFunction {
 
 /**
  * ResumeClaimsAtCursors gives claim_job_batch four more optional parameters: a new signature
- * running V3, with the old one's settings and EXECUTE grants (no PUBLIC), the old one dropped;
+ * running V3, with the old one's settings (and a generic plan) and EXECUTE grants (no PUBLIC), the old one dropped;
  * `down()` puts the old signature back, running V2, with the grants it has by then.
  */
 describe('migration ResumeClaimsAtCursors', () => {
@@ -104,7 +106,7 @@ describe('migration ResumeClaimsAtCursors', () => {
       arguments: expect.any(String),
       argumentCount: 14,
       body: bodyOf(claimJobBatchQueryV3(schema)),
-      settings: SETTINGS,
+      settings: NEW_SETTINGS,
       acl: expect.any(String),
       owner: expect.any(String),
     });
@@ -124,6 +126,7 @@ describe('migration ResumeClaimsAtCursors', () => {
       arguments: '',
       argumentCount: 0,
       body: '',
+      settings: SETTINGS,
     });
     await dataSource().query(`GRANT USAGE ON SCHEMA job_queue TO ${role!.name}`);
     await dataSource().query(`GRANT SELECT, UPDATE ON job_queue.jobs TO ${role!.name}`);

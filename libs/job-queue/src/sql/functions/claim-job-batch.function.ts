@@ -63,8 +63,14 @@ export function replaceClaimJobBatch(schema: QueueSchema, statement: string): st
  * The second signature, of ResumeClaimsAtCursors (1795939200009): the first one's ten
  * parameters, then four aligned arrays, the positions after which the claim resumes reading each
  * type and priority (see `claimJobBatchQueryV3`). A call that names none (the seed's three
- * arguments, or an older worker's ten) runs as before, reading every type from its head. The
- * settings are the first signature's.
+ * arguments, or an older worker's ten) runs as before, reading every type from its head.
+ *
+ * The settings are the first signature's, plus `plan_cache_mode = force_generic_plan`: the plan
+ * is pinned by the settings above, not by the arguments, so planning it again for each call
+ * buys nothing, and the plan cache's default plans each of a connection's first five calls (and
+ * five more after every ANALYZE of `jobs`, which autovacuum runs often on a busy queue) at about
+ * twice the cost of the claim itself (bench/README.md, "Shaped by measurement"). The generic
+ * plan is the one the plan tests check.
  */
 const claimJobBatchDefinitionV2 = (
   schema: QueueSchema,
@@ -88,6 +94,7 @@ const claimJobBatchDefinitionV2 = (
       SET search_path = pg_catalog, pg_temp
       SET enable_bitmapscan = off SET enable_sort = off SET jit = off
       SET enable_hashjoin = off SET enable_mergejoin = off
+      SET plan_cache_mode = force_generic_plan
     AS $fn$
     BEGIN
       RETURN QUERY ${statement};
