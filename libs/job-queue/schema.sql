@@ -130,7 +130,8 @@ CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_typ
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
     BEGIN
-      RETURN QUERY 
+      IF pg_catalog.cardinality(p_after_job_types) > 0 THEN
+        RETURN QUERY 
   WITH types AS (
     SELECT t.job_type,
            min(LEAST(COALESCE(t.cap, $3), $3)) AS cap,
@@ -241,6 +242,74 @@ AS $function$
     RETURNING jobs.*
   )
   SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC;
+      ELSE
+        RETURN QUERY 
+  WITH types AS (
+    SELECT t.job_type,
+           min(LEAST(COALESCE(t.cap, $3), $3)) AS cap,
+           min(t.max_attempts) AS max_attempts,
+           min(t.backoff_base_ms) AS backoff_base_ms,
+           min(t.backoff_max_ms) AS backoff_max_ms,
+           min(t.backoff_jitter) AS backoff_jitter
+    FROM unnest($2::text[], $6::integer[], $7::integer[], $8::integer[], $9::integer[],
+                $10::float8[])
+      AS t(job_type, cap, max_attempts, backoff_base_ms, backoff_max_ms, backoff_jitter)
+    WHERE t.job_type IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM "job_queue".job_types paused
+                      WHERE paused.job_type = t.job_type AND paused.paused_at IS NOT NULL)
+    GROUP BY t.job_type
+    HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
+  ), heads AS (
+    SELECT types.job_type, head.priority, head.created_at, head.id
+    FROM types CROSS JOIN LATERAL (
+      SELECT j.priority, j.created_at, j.id FROM "job_queue".jobs j
+      WHERE j.status = 'pending' AND j.job_type = types.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT types.cap
+    ) AS head
+    WHERE (SELECT count(*) FROM types) > 1
+  ), shares AS (
+    SELECT best.job_type, count(*) AS take
+    FROM (SELECT job_type FROM heads ORDER BY priority DESC, created_at ASC, id ASC LIMIT $3) AS best
+    GROUP BY best.job_type
+  ), takes AS (
+    SELECT types.*,
+           CASE WHEN (SELECT count(*) FROM types) > 1 THEN COALESCE(shares.take, 0)
+                ELSE types.cap END AS take
+    FROM types LEFT JOIN shares ON shares.job_type = types.job_type
+  ), candidates AS (
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
+    FROM takes CROSS JOIN LATERAL (
+      SELECT j.id FROM "job_queue".jobs j
+      WHERE j.status = 'pending' AND j.job_type = takes.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT takes.take
+      FOR UPDATE SKIP LOCKED
+    ) AS locked
+    WHERE takes.take > 0
+  ), claimed AS (
+    UPDATE "job_queue".jobs AS jobs SET
+      status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
+      started_at = CASE WHEN $5 THEN COALESCE($4, now()) ELSE jobs.started_at END,
+      worker_id = $1,
+      claimed_at = COALESCE($4, now()),
+      heartbeat_at = COALESCE($4, now()),
+      updated_at = COALESCE($4, now()),
+      attempts = jobs.attempts + 1,
+      run_token = jobs.run_token + 1,
+      max_attempts = COALESCE(jobs.max_attempts, candidates.max_attempts),
+      backoff_base_ms = COALESCE(jobs.backoff_base_ms, candidates.backoff_base_ms),
+      backoff_max_ms = COALESCE(jobs.backoff_max_ms, candidates.backoff_max_ms),
+      backoff_jitter = COALESCE(jobs.backoff_jitter, candidates.backoff_jitter)
+    FROM candidates
+    WHERE jobs.id = candidates.id
+    RETURNING jobs.*
+  )
+  SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC;
+      END IF;
     END
     $function$;
 -- privileges: <owner>: EXECUTE

@@ -58,16 +58,11 @@ describe('claim_job_batch on a backlog without statistics', () => {
     expect(plan).toContain('Index Scan using jobs_claim_idx on jobs');
     expect(plan).not.toMatch(/Bitmap Heap Scan on jobs|Seq Scan on jobs/);
     expect(plan).not.toContain('JIT');
-    // The sorts left order the claimed rows (RETURNING), the cursors the caller passed (none
-    // here, a few at most), and the rows of each type's segments, each read under a Limit: never
-    // the backlog.
+    // The sorts left order the claimed rows (RETURNING) and, with several types, the few rows of
+    // their heads (under a Limit per type): never the backlog.
     expect(plan.match(/Sort Key: .*/g)).toEqual([
       'Sort Key: claimed.priority DESC, claimed.created_at, claimed.id',
-      'Sort Key: c.job_type, c.priority, c.created_at, c.id',
-      'Sort Key: cursors_1.job_type, cursors_1.priority DESC',
       'Sort Key: j.priority DESC, j.created_at, j.id',
-      'Sort Key: j.priority DESC, j.created_at, j.id',
-      'Sort Key: seg.priority DESC, seg.created_at, seg.id',
     ]);
   });
 });

@@ -1,9 +1,17 @@
 import { Client } from 'pg';
-import { CURRENT_CLAIM_JOB_BATCH_QUERY } from '../../libs/job-queue/src/sql/functions/current-functions';
+import {
+  CURRENT_CLAIM_FROM_HEADS_QUERY,
+  CURRENT_CLAIM_JOB_BATCH_QUERY,
+} from '../../libs/job-queue/src/sql/functions/current-functions';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { blocksOf, explainAnalyze, functionSettings, readThrough } from '../support/json-plan';
 import { createPlanTestDatabase } from '../support/plan-template';
-import { claim, CLAIM_PARAMETER_TYPES, claimParameters, connect } from './claim-job-batch.support';
+import {
+  claim,
+  CLAIM_PARAMETER_TYPES,
+  claimStatementCalls,
+  connect,
+} from './claim-job-batch.support';
 
 const FINISHED = 1_000_000;
 const PENDING = 1_000;
@@ -131,6 +139,11 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
     await client.query(
       `PREPARE claim_plan(${CLAIM_PARAMETER_TYPES}) AS ${CURRENT_CLAIM_JOB_BATCH_QUERY}`,
     );
+    // The statement a call without cursors runs (a claim from the heads): V2's ten parameters.
+    await client.query(
+      `PREPARE heads_plan(${CLAIM_PARAMETER_TYPES.split(',').slice(0, 10).join(',')})
+       AS ${CURRENT_CLAIM_FROM_HEADS_QUERY}`,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -151,14 +164,16 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
   it('generic plan (what a cached plpgsql plan would be): an index scan on jobs_claim_idx, no seq scan, no sort of the table', async () => {
     await client.query(`SET plan_cache_mode = force_generic_plan`);
     try {
-      const plan = await explain(
-        `EXPLAIN (FORMAT TEXT) EXECUTE claim_plan('w', ARRAY['email', 'report'], 10, NULL, false,
-                                                   NULL, NULL, NULL, NULL, NULL,
-                                                   NULL, NULL, NULL, NULL)`,
-      );
-      // Parameters left as $n: it really is the generic plan.
-      expect(plan).toContain('COALESCE($4, now())');
-      expectIndexOrderedClaim(plan);
+      for (const execute of [
+        `claim_plan('w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL,
+                    ARRAY['email'], ARRAY[100], ARRAY[now()], ARRAY[1])`,
+        `heads_plan('w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL)`,
+      ]) {
+        const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE ${execute}`);
+        // Parameters left as $n: it really is the generic plan.
+        expect(plan).toContain('COALESCE($4, now())');
+        expectIndexOrderedClaim(plan);
+      }
     } finally {
       await client.query(`RESET plan_cache_mode`);
     }
@@ -167,21 +182,25 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
   it('custom plans, with and without p_now: the same shape', async () => {
     await client.query(`SET plan_cache_mode = force_custom_plan`);
     try {
+      // The ten arguments of both statements, then the cursors (NULL: the function runs V2).
+      const cursors = `ARRAY['email', 'email', 'report'], ARRAY[100, 50, 100],
+                       ARRAY[now(), now(), now()], ARRAY[1, 2, 3]`;
       for (const args of [
-        `'w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL,
-         NULL, NULL, NULL, NULL`,
+        `'w', ARRAY['email', 'report'], 10, NULL, false, NULL, NULL, NULL, NULL, NULL`,
         `'w', ARRAY['email'], 1, now(), true, ARRAY[1], ARRAY[3], ARRAY[1000], ARRAY[60000],
-         ARRAY[0.2], NULL, NULL, NULL, NULL`,
+         ARRAY[0.2]`,
         `'w', ARRAY['email', 'report', 'other'], 500, '2031-01-01T00:00:00Z', false,
-         ARRAY[NULL, 2, 0], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,
-        // As a worker sends it: cursors at two priorities of one type and one of another.
-        `'w', ARRAY['email', 'report'], 10, NULL, true, NULL, NULL, NULL, NULL, NULL,
-         ARRAY['email', 'email', 'report'], ARRAY[100, 50, 100], ARRAY[now(), now(), now()],
-         ARRAY[1, 2, 3]`,
+         ARRAY[NULL, 2, 0], NULL, NULL, NULL, NULL`,
       ]) {
-        const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE claim_plan(${args})`);
-        expect(plan).not.toContain('COALESCE($4');
-        expectIndexOrderedClaim(plan);
+        for (const execute of [
+          `claim_plan(${args}, ${cursors})`,
+          `claim_plan(${args}, NULL, NULL, NULL, NULL)`,
+          `heads_plan(${args})`,
+        ]) {
+          const plan = await explain(`EXPLAIN (FORMAT TEXT) EXECUTE ${execute}`);
+          expect(plan).not.toContain('COALESCE($4');
+          expectIndexOrderedClaim(plan);
+        }
       }
     } finally {
       await client.query(`RESET plan_cache_mode`);
@@ -256,26 +275,28 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
       client.query(`ANALYZE job_queue.jobs`),
       freshClient.query(`ANALYZE job_queue.jobs`),
     ]);
-    const claimPlan = async (target: Client) =>
-      explainAnalyze(
-        target,
-        CURRENT_CLAIM_JOB_BATCH_QUERY,
-        claimParameters(TYPES, 10),
-        // Planned as the function plans it: with its SET clauses.
-        await functionSettings(target, 'job_queue.claim_job_batch'),
+    for (const { label, sql, params } of claimStatementCalls(TYPES, 10, null, 50)) {
+      const claimPlan = async (target: Client) =>
+        explainAnalyze(
+          target,
+          sql,
+          params,
+          // Planned as the function plans it: with its SET clauses.
+          await functionSettings(target, 'job_queue.claim_job_batch'),
+        );
+      const withHistory = await claimPlan(client);
+      const withoutHistory = await claimPlan(freshClient);
+      for (const plan of [withHistory, withoutHistory]) {
+        expect({ label, rows: plan['Actual Rows'] }).toEqual({ label, rows: 10 });
+        expect(readThrough(plan, 'jobs_claim_idx').removed).toBe(0);
+      }
+      // The finished rows are not in the claim's partial index: the claim reads the same pages
+      // but for the primary key's deeper descent to each claimed row (a few levels more per row;
+      // a scan of the million would be thousands of blocks).
+      const PKEY_LEVELS_MORE = 3;
+      expect(blocksOf(withHistory)).toBeLessThanOrEqual(
+        blocksOf(withoutHistory) + PKEY_LEVELS_MORE * 10,
       );
-    const withHistory = await claimPlan(client);
-    const withoutHistory = await claimPlan(freshClient);
-    for (const plan of [withHistory, withoutHistory]) {
-      expect(plan['Actual Rows']).toBe(10);
-      expect(readThrough(plan, 'jobs_claim_idx').removed).toBe(0);
     }
-    // The finished rows are not in the claim's partial index: the claim reads the same pages but
-    // for the primary key's deeper descent to each claimed row (a few levels more per row; a
-    // scan of the million would be thousands of blocks).
-    const PKEY_LEVELS_MORE = 3;
-    expect(blocksOf(withHistory)).toBeLessThanOrEqual(
-      blocksOf(withoutHistory) + PKEY_LEVELS_MORE * 10,
-    );
   });
 });

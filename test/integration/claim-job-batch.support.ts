@@ -1,4 +1,8 @@
 import { Client, ClientBase } from 'pg';
+import {
+  CURRENT_CLAIM_FROM_HEADS_QUERY,
+  CURRENT_CLAIM_JOB_BATCH_QUERY,
+} from '../../libs/job-queue/src/sql/functions/current-functions';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
 /** A `jobs` row as `claim_job_batch` returns it, with `id` as a number (the tests stay far below 2^53). */
@@ -138,4 +142,43 @@ export async function claimAfter(
     ['w', jobTypes, batchSize, ...claimParameters(jobTypes, batchSize, null, cursors).slice(10)],
   );
   return rows.map((row) => ({ ...row, id: Number(row.id) }));
+}
+
+/** One of the two statements `claim_job_batch` runs, with the parameters of one call. */
+export interface ClaimStatementCall {
+  /** `from the heads` (no cursors: V2's statement) or `after cursors` (V3's). */
+  label: string;
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The claim of `jobTypes` as each of the function's two statements runs it: from the heads (a
+ * call without cursors), and after a cursor per type at the start of priority `priority` (every
+ * row of that priority is after it, the other priorities are ranges read from their heads).
+ */
+export function claimStatementCalls(
+  jobTypes: string[],
+  batchSize: number,
+  now: Date | null = null,
+  priority = 100,
+): ClaimStatementCall[] {
+  const cursors = jobTypes.map((jobType) => ({
+    jobType,
+    priority,
+    createdAt: '-infinity',
+    id: 0,
+  }));
+  return [
+    {
+      label: 'from the heads',
+      sql: CURRENT_CLAIM_FROM_HEADS_QUERY,
+      params: claimParameters(jobTypes, batchSize, now).slice(0, 10),
+    },
+    {
+      label: 'after cursors',
+      sql: CURRENT_CLAIM_JOB_BATCH_QUERY,
+      params: claimParameters(jobTypes, batchSize, now, cursors),
+    },
+  ];
 }

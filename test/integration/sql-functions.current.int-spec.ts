@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import {
+  currentClaimFromHeadsQuery,
   currentClaimJobBatchQuery,
   currentPruneJobsQuery,
 } from '../../libs/job-queue/src/sql/functions/current-functions';
@@ -28,9 +29,10 @@ describe('current SQL functions', () => {
     await db?.drop();
   });
 
-  it('claim_job_batch runs currentClaimJobBatchQuery', async () => {
+  it('claim_job_batch runs currentClaimJobBatchQuery with cursors, currentClaimFromHeadsQuery without', async () => {
     const { body } = await queueFunction(dataSource, 'claim_job_batch');
     expect(body).toEqual(runs(currentClaimJobBatchQuery(schema)));
+    expect(body).toEqual(runs(currentClaimFromHeadsQuery(schema)));
   });
 
   it('prune_jobs runs currentPruneJobsQuery', async () => {

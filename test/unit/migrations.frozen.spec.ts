@@ -46,7 +46,7 @@ const SHIPPED: Record<string, string> = {
   'CreateJobScheduleTicksTable1795939200008 down':
     'e56a6b5d6c37781a6bf21c085fc6379a148d3a32b948567eaf72f869437eb5df',
   'ResumeClaimsAtCursors1795939200009 up':
-    '2432a7eb36cb743f5f9082b33347a9e505c5e866406cefa10ac73bfb62eb2e48',
+    'f955b0dcb8a346e7586f691a3af094c0a29f27f2f253b79ba0deee29c80a7667',
   'ResumeClaimsAtCursors1795939200009 down':
     '51bd68bf8b43deefe4fa44c5fb5e1cc644812196dde70673e622d182e41ffcc5',
 };

@@ -51,7 +51,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'DROP/REVOKE name the function by its signature: the checked schema and fixed types',
   'libs/job-queue/src/migrations/1795939200007-PinPrunePlan.ts PRUNE_JOBS_SIGNATURE(schema)':
     'ALTER FUNCTION names the function by its signature: the checked schema and fixed types',
-  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts claimJobBatchDefinitionV2(schema, statement)':
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts claimJobBatchDefinitionV2(schema, fromHeads, afterCursors)':
     'DDL cannot take parameters; the definition of the claim with its second signature, built ' +
     'from constants and the checked schema',
   'libs/job-queue/src/sql/functions/claim-job-batch.v3.ts limit':

@@ -41,7 +41,9 @@ const copyExecuteGrants = (from: string, to: string): string => `
 async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
   const before = signature(schema, CLAIM_JOB_BATCH_ARGUMENTS_V1);
   const after = signature(schema, CLAIM_JOB_BATCH_ARGUMENTS_V2);
-  await queryRunner.query(createClaimJobBatchV2(schema, claimJobBatchQueryV3(schema)));
+  await queryRunner.query(
+    createClaimJobBatchV2(schema, claimJobBatchQueryV2(schema), claimJobBatchQueryV3(schema)),
+  );
   await queryRunner.query(copyExecuteGrants(before, after));
   await queryRunner.query(`DROP FUNCTION ${before}`);
 }
@@ -56,7 +58,8 @@ async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void
 
 /**
  * `claim_job_batch` resumes each type and priority where the caller's last claim of it ended
- * (`claimJobBatchQueryV3`), so a claim no longer walks the index entries of the jobs claimed
+ * (`claimJobBatchQueryV3`, run when the call passes cursors; without, `claimJobBatchQueryV2` as
+ * before), so a claim no longer walks the index entries of the jobs claimed
  * before it that VACUUM has not removed yet (all of them, while a snapshot is held elsewhere).
  * The function gains four optional parameters, so it is a new signature: the old one is dropped
  * and the new one gets its EXECUTE grants. Calls that pass none of the new parameters (the seed's

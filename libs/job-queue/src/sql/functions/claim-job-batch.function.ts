@@ -17,10 +17,7 @@ import { QueueSchema } from '../queue-schema';
  * few rows, and the update finds its rows by primary key). search_path: nothing in the body
  * resolves outside pg_catalog (the tables are named with their schema).
  */
-const claimJobBatchDefinition = (
-  schema: QueueSchema,
-  statement: string,
-): string => `${schema.claimJobBatch}(
+const FIRST_PARAMETERS = `
       p_worker_id text,
       p_job_types text[],
       p_batch_size integer,
@@ -30,17 +27,35 @@ const claimJobBatchDefinition = (
       p_max_attempts integer[] DEFAULT NULL,
       p_backoff_base_ms integer[] DEFAULT NULL,
       p_backoff_max_ms integer[] DEFAULT NULL,
-      p_backoff_jitter float8[] DEFAULT NULL
-    ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql
+      p_backoff_jitter float8[] DEFAULT NULL`;
+
+const FIRST_SETTINGS = `
       SET search_path = pg_catalog, pg_temp
       SET enable_bitmapscan = off SET enable_sort = off SET jit = off
-      SET enable_hashjoin = off SET enable_mergejoin = off
+      SET enable_hashjoin = off SET enable_mergejoin = off`;
+
+/** The definition around a plpgsql `body`, with a signature's parameters and settings. */
+const definitionOf = (
+  schema: QueueSchema,
+  parameters: string,
+  settings: string,
+  body: string,
+): string => `${schema.claimJobBatch}(${parameters}
+    ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql${settings}
     AS $fn$
-    BEGIN
-      RETURN QUERY ${statement};
+    BEGIN${body}
     END
     $fn$
   `;
+
+const claimJobBatchDefinition = (schema: QueueSchema, statement: string): string =>
+  definitionOf(
+    schema,
+    FIRST_PARAMETERS,
+    FIRST_SETTINGS,
+    `
+      RETURN QUERY ${statement};`,
+  );
 
 /** The CREATE FUNCTION of CreateClaimJobBatchFunction, running `statement`. */
 export function createClaimJobBatch(schema: QueueSchema, statement: string): string {
@@ -62,8 +77,10 @@ export function replaceClaimJobBatch(schema: QueueSchema, statement: string): st
 /*
  * The second signature, of ResumeClaimsAtCursors (1795939200009): the first one's ten
  * parameters, then four aligned arrays, the positions after which the claim resumes reading each
- * type and priority (see `claimJobBatchQueryV3`). A call that names none (the seed's three
- * arguments, or an older worker's ten) runs as before, reading every type from its head.
+ * type and priority (see `claimJobBatchQueryV3`). A call that passes none (the seed's three
+ * arguments, an older worker's ten, a worker's claim from the heads) runs V2's statement word
+ * for word, as before: V3's segments cost a claim of ten types about a third more on a quiet
+ * table (bench/README.md, "Shaped by measurement"), for nothing when there is no cursor.
  *
  * The settings are the first signature's, plus `plan_cache_mode = force_generic_plan`: the plan
  * is pinned by the settings above, not by the arguments, so planning it again for each call
@@ -74,33 +91,25 @@ export function replaceClaimJobBatch(schema: QueueSchema, statement: string): st
  */
 const claimJobBatchDefinitionV2 = (
   schema: QueueSchema,
-  statement: string,
-): string => `${schema.claimJobBatch}(
-      p_worker_id text,
-      p_job_types text[],
-      p_batch_size integer,
-      p_now timestamptz DEFAULT NULL,
-      p_start boolean DEFAULT false,
-      p_type_caps integer[] DEFAULT NULL,
-      p_max_attempts integer[] DEFAULT NULL,
-      p_backoff_base_ms integer[] DEFAULT NULL,
-      p_backoff_max_ms integer[] DEFAULT NULL,
-      p_backoff_jitter float8[] DEFAULT NULL,
+  fromHeads: string,
+  afterCursors: string,
+): string =>
+  definitionOf(
+    schema,
+    `${FIRST_PARAMETERS},
       p_after_job_types text[] DEFAULT NULL,
       p_after_priorities integer[] DEFAULT NULL,
       p_after_created_at timestamptz[] DEFAULT NULL,
-      p_after_ids bigint[] DEFAULT NULL
-    ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql
-      SET search_path = pg_catalog, pg_temp
-      SET enable_bitmapscan = off SET enable_sort = off SET jit = off
-      SET enable_hashjoin = off SET enable_mergejoin = off
-      SET plan_cache_mode = force_generic_plan
-    AS $fn$
-    BEGIN
-      RETURN QUERY ${statement};
-    END
-    $fn$
-  `;
+      p_after_ids bigint[] DEFAULT NULL`,
+    `${FIRST_SETTINGS}
+      SET plan_cache_mode = force_generic_plan`,
+    `
+      IF pg_catalog.cardinality(p_after_job_types) > 0 THEN
+        RETURN QUERY ${afterCursors};
+      ELSE
+        RETURN QUERY ${fromHeads};
+      END IF;`,
+  );
 
 /** The first signature's argument types, as DROP FUNCTION and GRANT name it. */
 export const CLAIM_JOB_BATCH_ARGUMENTS_V1 = `text, text[], integer, timestamptz, boolean, integer[],
@@ -110,8 +119,15 @@ export const CLAIM_JOB_BATCH_ARGUMENTS_V1 = `text, text[], integer, timestamptz,
 export const CLAIM_JOB_BATCH_ARGUMENTS_V2 = `${CLAIM_JOB_BATCH_ARGUMENTS_V1}, text[], integer[],
      timestamptz[], bigint[]`;
 
-/** The CREATE FUNCTION of the second signature, running `statement`. */
-export function createClaimJobBatchV2(schema: QueueSchema, statement: string): string {
+/**
+ * The CREATE FUNCTION of the second signature: `afterCursors` when the call passes cursors,
+ * `fromHeads` when it passes none.
+ */
+export function createClaimJobBatchV2(
+  schema: QueueSchema,
+  fromHeads: string,
+  afterCursors: string,
+): string {
   return `
-    CREATE FUNCTION ${claimJobBatchDefinitionV2(schema, statement)}`;
+    CREATE FUNCTION ${claimJobBatchDefinitionV2(schema, fromHeads, afterCursors)}`;
 }

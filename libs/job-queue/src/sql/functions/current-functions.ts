@@ -1,5 +1,6 @@
 import { DEFAULT_SCHEMA } from '../../job-queue.constants';
 import { queueSchema } from '../queue-schema';
+import { claimJobBatchQueryV2 } from './claim-job-batch.v2';
 import { claimJobBatchQueryV3 } from './claim-job-batch.v3';
 import { pruneJobsQueryV1 } from './prune-jobs.v1';
 
@@ -10,18 +11,27 @@ import { pruneJobsQueryV1 } from './prune-jobs.v1';
  * the migrated database). Everything else the migrations install, with every function's
  * settings and grants, is in libs/job-queue/schema.sql.
  *
- * - claim_job_batch: `claimJobBatchQueryV3` (ResumeClaimsAtCursors, 1795939200009), inside the
- *   second signature's definition in claim-job-batch.function.ts.
+ * - claim_job_batch: `claimJobBatchQueryV3` when the call passes cursors, `claimJobBatchQueryV2`
+ *   when it passes none (ResumeClaimsAtCursors, 1795939200009), inside the second signature's
+ *   definition in claim-job-batch.function.ts.
  * - prune_jobs: `pruneJobsQueryV1` (AddJobRetention, 1795939200003), with the join settings
  *   PinPrunePlan (1795939200007) added.
  * - jobs_notify_inserted: `createJobsNotifyInsertedV1` (CreateJobsTable, 1795939200000).
  */
 
-/** The statement `claim_job_batch` runs now. */
+/** The statement `claim_job_batch` runs now for a call with cursors. */
 export const currentClaimJobBatchQuery = claimJobBatchQueryV3;
+
+/** The statement it runs for a call without cursors (a claim from the heads). */
+export const currentClaimFromHeadsQuery = claimJobBatchQueryV2;
 
 /** The statement `prune_jobs` runs now. */
 export const currentPruneJobsQuery = pruneJobsQueryV1;
 
 /** `currentClaimJobBatchQuery` in the default schema, as the plan tests EXPLAIN it. */
 export const CURRENT_CLAIM_JOB_BATCH_QUERY = currentClaimJobBatchQuery(queueSchema(DEFAULT_SCHEMA));
+
+/** `currentClaimFromHeadsQuery` in the default schema (ten parameters), as the plan tests EXPLAIN it. */
+export const CURRENT_CLAIM_FROM_HEADS_QUERY = currentClaimFromHeadsQuery(
+  queueSchema(DEFAULT_SCHEMA),
+);
