@@ -1,6 +1,7 @@
 import {
   InvalidJobInputError,
   JobNotFoundError,
+  JobQueueUnavailableError,
   JobStatus,
   JobWaitTimeoutError,
 } from 'nest-pg-job-queue';
@@ -139,6 +140,20 @@ describe('QueueService.waitForJob', () => {
     expect(waits.size).toBe(0);
     expect(waits.idle).toBe(true);
     await waitFor(async () => (await listenConnections(producer.workerId)) === 0, {
+      description: 'the LISTEN connection to close',
+    });
+  });
+
+  it('rejects JobQueueUnavailableError when the app shuts down first, and leaves no connection', async () => {
+    const leaving = await file.start({ queueOptions: { worker: false } });
+    const job = await leaving.queue.enqueue('events.nobody-handles-this', {});
+    const waiting = leaving.queue.waitForJob(job.id, { timeoutMs: 60_000 });
+    await waitFor(async () => (await listenConnections(leaving.workerId)) === 1, {
+      description: 'the LISTEN connection of the wait',
+    });
+    await leaving.close();
+    await expect(waiting).rejects.toThrow(JobQueueUnavailableError);
+    await waitFor(async () => (await listenConnections(leaving.workerId)) === 0, {
       description: 'the LISTEN connection to close',
     });
   });

@@ -49,3 +49,6 @@ export const SCHEDULE_OWNED_BY_HANDLER = (name: string): string =>
 
 export const JOB_WAIT_TIMED_OUT = (jobId: string, timeoutMs: number): string =>
   `Job ${jobId} did not finish within ${timeoutMs} ms (waitForJob timeoutMs); it is left as it is.`;
+
+export const WAIT_ENDED_BY_SHUTDOWN = (jobId: string): string =>
+  `waitForJob gave up on job ${jobId}: the application is shutting down; the job is left as it is.`;

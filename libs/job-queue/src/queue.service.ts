@@ -304,8 +304,9 @@ export class QueueService {
    * Resolves with the job (as `getJob` returns it) once it is finished, whatever its final status
    * (`completed`, `failed`, `cancelled`); at once when it is finished already. Rejects with
    * `JobWaitTimeoutError` after `timeoutMs`, `JobNotFoundError` when no job has this id (or it
-   * was pruned while waited on), and the signal's reason when `signal` aborts. The job is left as
-   * it is in every case.
+   * was pruned while waited on), the signal's reason when `signal` aborts, and
+   * `JobQueueUnavailableError` when the application shuts down first. The job is left as it is
+   * in every case.
    *
    * It hears of the finish by the job's events (this process's own, and other processes' through
    * LISTEN while `events.remote` is on), and reads the job again every

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
   JOB_QUEUE_DATA_SOURCE,
@@ -8,7 +8,8 @@ import {
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
-import { JobNotFoundError, JobWaitTimeoutError } from '../errors';
+import { JobNotFoundError, JobQueueUnavailableError, JobWaitTimeoutError } from '../errors';
+import { WAIT_ENDED_BY_SHUTDOWN } from '../job-queue.messages';
 import { databaseErrorText } from '../errors/database-error.util';
 import { JobEvent } from '../interfaces/job-event.interface';
 import { LogPeriod } from '../periodic/log-period';
@@ -35,10 +36,11 @@ interface Waiter {
  * job (one statement for every job to read): at its start, when an event says the job finished,
  * when LISTEN (re)connects, and at each poll: every `events.waitPollIntervalMs` while this
  * process does not LISTEN, every `WAIT_POLL_WITH_LISTEN_MS` while it does. Once the last wait
- * settles, its timer, subscription and connection are gone.
+ * settles, its timer, subscription and connection are gone. At shutdown, waits still pending
+ * reject with `JobQueueUnavailableError`, so none holds a connection past the app.
  */
 @Injectable()
-export class JobWaits {
+export class JobWaits implements OnApplicationShutdown {
   private readonly logger = new Logger('JobQueue');
   private readonly waiters = new Map<string, Set<Waiter>>();
   private subscription: Promise<() => Promise<void>> | undefined;
@@ -69,6 +71,14 @@ export class JobWaits {
       this.subscription === undefined &&
       !this.readScheduled
     );
+  }
+
+  onApplicationShutdown(): void {
+    for (const id of [...this.waiters.keys()]) {
+      this.settleAll(id, (waiter) =>
+        waiter.reject(new JobQueueUnavailableError(WAIT_ENDED_BY_SHUTDOWN(id))),
+      );
+    }
   }
 
   /** Resolves with the job once it is finished; see `QueueService.waitForJob` (checked input). */
