@@ -17,6 +17,7 @@ export const IMPORT_LAYERS = [
   { name: 'stats', paths: ['stats'] },
   { name: 'cron', paths: ['cron'] },
   { name: 'discovery', paths: ['discovery'] },
+  { name: 'events', paths: ['events'] },
   { name: 'maintenance', paths: ['maintenance'] },
   { name: 'worker', paths: ['worker'] },
   {

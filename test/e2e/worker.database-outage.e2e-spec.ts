@@ -14,7 +14,7 @@ import {
   QueueService,
 } from 'nest-pg-job-queue';
 import { resolveJobQueueOptions } from '../../libs/job-queue/src/job-queue.options';
-import { MAX_FAILURE_BACKOFF_MS } from '../../libs/job-queue/src/worker/failure-backoff';
+import { MAX_FAILURE_BACKOFF_MS } from '../../libs/job-queue/src/periodic/failure-backoff';
 import {
   FIRST_LOG_PERIOD_MS,
   MAX_LOG_PERIOD_MS,

@@ -1,7 +1,7 @@
 import {
   FailureBackoff,
   MAX_FAILURE_BACKOFF_MS,
-} from '../../libs/job-queue/src/worker/failure-backoff';
+} from '../../libs/job-queue/src/periodic/failure-backoff';
 
 describe('FailureBackoff: how long a failing loop waits before it tries again', () => {
   it('waits nothing while nothing fails', () => {

@@ -12,6 +12,7 @@ import {
   QueuedOutcome,
 } from '../../libs/job-queue/src/worker/job-completer';
 import { RunningJobs } from '../../libs/job-queue/src/worker/running-jobs';
+import { JobEventStream } from '../../libs/job-queue/src/events/job-event-stream';
 import { CapturingLogger } from '../support/capturing-logger';
 
 /** One statement the completer sent: the job ids it carried, and whether it wrote outcomes as completed. */
@@ -58,7 +59,18 @@ const completion = (id: number, resultJson = '{}'): QueuedOutcome => ({
   progress: null,
   stage: null,
   ifRefused: { status: JobStatus.Failed, retryDelayMs: null },
+  subject: {
+    id: String(id),
+    jobType: 't',
+    status: JobStatus.Running,
+    attempts: 1,
+    progress: 0,
+    currentStage: null,
+  },
 });
+
+/** A stream nobody listens to: the completer builds no events. */
+const NO_EVENTS = { active: false, emit: () => undefined } as unknown as JobEventStream;
 
 const ids = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
@@ -79,7 +91,13 @@ describe('JobCompleter: how outcomes are cut into writes', () => {
   });
 
   const completer = (db: DataSource) =>
-    new JobCompleter(db, resolveJobQueueOptions({}), new RunningJobs());
+    new JobCompleter(
+      db,
+      // No NOTIFY in the statements: their parameters are the shapes this file tells apart.
+      resolveJobQueueOptions({ events: { remote: false } }),
+      new RunningJobs(),
+      NO_EVENTS,
+    );
 
   it(`waits ${DEFAULT_COMPLETION_FLUSH_MS} ms for company, then writes what came in one statement`, async () => {
     const { db, statements } = recordingDatabase();

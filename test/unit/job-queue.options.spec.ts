@@ -47,6 +47,7 @@ describe('resolveJobQueueOptions', () => {
       databaseTimeoutMs: 10_000,
       retention: { completedMs: 86_400_000, failedMs: 604_800_000, cancelledMs: 604_800_000 },
       retentionIntervalMs: 60_000,
+      events: { remote: true, bufferSize: 10_000, waitPollIntervalMs: 1_000 },
     });
     expect(resolveJobQueueOptions({})).toEqual({ ...resolved, workerId: expect.any(String) });
   });
@@ -156,6 +157,15 @@ describe('resolveJobQueueOptions', () => {
     ['worker.autoStart "false"', { worker: { autoStart: 'false' } }, 'worker.autoStart', `'false'`],
     ['worker.autoStart 0', { worker: { autoStart: 0 } }, 'worker.autoStart', ': 0.'],
     ['worker true', { worker: true }, 'worker', 'true'],
+    ['events false', { events: false }, 'events', 'false'],
+    ['events.remote "no"', { events: { remote: 'no' } }, 'events.remote', `'no'`],
+    ['events.bufferSize 0', { events: { bufferSize: 0 } }, 'events.bufferSize', ': 0.'],
+    [
+      'events.waitPollIntervalMs 1.5',
+      { events: { waitPollIntervalMs: 1.5 } },
+      'events.waitPollIntervalMs',
+      ': 1.5.',
+    ],
     ['dataSource empty', { dataSource: '' }, 'dataSource', `''`],
     ['workerId of 256 characters', { workerId: 'w'.repeat(256) }, 'workerId', 'www'],
     ['shutdownTimeoutMs -1', { shutdownTimeoutMs: -1 }, 'shutdownTimeoutMs', '-1'],

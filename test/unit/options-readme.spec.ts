@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODULE_OPTIONS } from '../../libs/job-queue/src/options/module-options.table';
 import { WORKER_OPTIONS } from '../../libs/job-queue/src/options/worker-options.table';
+import { EVENTS_OPTIONS } from '../../libs/job-queue/src/options/events-options.table';
 
 // The package README's options table says what options/*.table.ts declares: every option, its
 // default and its meaning, no more and no fewer. Change the table, then the README row.
@@ -24,6 +25,9 @@ describe('README "## Options" table', () => {
     }
     for (const [name, spec] of Object.entries(WORKER_OPTIONS)) {
       rows.set(`worker.${name}`, { defaultText: spec.defaultText, doc: spec.doc });
+    }
+    for (const [name, spec] of Object.entries(EVENTS_OPTIONS)) {
+      rows.set(`events.${name}`, { defaultText: spec.defaultText, doc: spec.doc });
     }
     return rows;
   }

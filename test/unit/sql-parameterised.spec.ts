@@ -74,6 +74,46 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'DROP FUNCTION names the function by its signature: the checked schema and fixed types',
   'libs/job-queue/src/migrations/1795939200009-ResumeClaimsAtCursors.ts after':
     'DROP FUNCTION names the function by its signature: the checked schema and fixed types',
+  'libs/job-queue/src/sql/claim-job-batch.query.ts CLAIM_CALL(schema)':
+    "the claim function's call, from the checked schema and bind parameters only",
+  'libs/job-queue/src/sql/claim-job-batch.query.ts CLAIMED_EVENTS':
+    'the NOTIFY CTEs of sql/job-events.notify.ts over the claimed jobs; channel and origin are parameters',
+  'libs/job-queue/src/sql/finish-jobs.query.ts FINISH_JOBS_WRITE(schema)':
+    'the outcome write shared by its plain and notifying shapes: the checked schema and constants',
+  'libs/job-queue/src/sql/finish-jobs.query.ts FINISH_EVENTS':
+    'the NOTIFY CTEs of sql/job-events.notify.ts over the landed outcomes; values are parameters',
+  'libs/job-queue/src/sql/finish-jobs.query.ts COMPLETE_JOBS_WRITE(schema)':
+    'the completion write shared by its plain and notifying shapes: the checked schema and constants',
+  'libs/job-queue/src/sql/finish-jobs.query.ts COMPLETE_EVENTS':
+    'the NOTIFY CTEs of sql/job-events.notify.ts over the completed jobs; values are parameters',
+  'libs/job-queue/src/sql/rescue-stale-jobs.query.ts RESCUE_STALE_JOBS_WITH(schema)':
+    'the rescue shared by its plain and notifying shapes: the checked schema and constants',
+  'libs/job-queue/src/sql/rescue-stale-jobs.query.ts RESCUE_EVENTS':
+    'the NOTIFY CTEs of sql/job-events.notify.ts over the rescued jobs; values are parameters',
+  'libs/job-queue/src/sql/cancel-job.query.ts CANCEL_JOB(schema)':
+    'the cancel statement, extended by its notifying shape: the checked schema and constants',
+  'libs/job-queue/src/sql/cancel-job.query.ts CANCELLED_EVENT':
+    'the event payload expression of sql/job-events.notify.ts: constants, origin a parameter',
+  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_PROGRESS(schema)':
+    'the progress write, wrapped by its notifying shape: the checked schema and constants',
+  'libs/job-queue/src/sql/update-progress.query.ts PROGRESS_EVENT':
+    'the event payload expression of sql/job-events.notify.ts: constants, origin a parameter',
+  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_RUN_PROGRESS_WHERE(schema)':
+    "a run's progress write shared by its two shapes: the checked schema and constants",
+  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_RUN_PROGRESS_RETURNING(schema)':
+    "a run's progress write returning its event's columns: the checked schema and constants",
+  'libs/job-queue/src/sql/update-progress.query.ts RUN_PROGRESS_EVENT':
+    'the event payload expression of sql/job-events.notify.ts: constants, origin a parameter',
+  'libs/job-queue/src/sql/job-events.notify.ts ITEM':
+    'the JSON item of one event row: a constant of the same file',
+  'libs/job-queue/src/sql/job-events.notify.ts rows':
+    "the name of the statement's own CTE of event rows: a constant of the caller",
+  'libs/job-queue/src/sql/job-events.notify.ts PAYLOAD_BUDGET':
+    'a number constant of the same file (bytes of one payload)',
+  'libs/job-queue/src/sql/job-events.notify.ts origin':
+    "a placeholder text (`$1::text`) of the caller: the origin's value is a bind parameter",
+  'libs/job-queue/src/sql/job-events.notify.ts channel':
+    "a placeholder text (`$13::text`) of the caller: the channel's value is a bind parameter",
   'libs/job-queue/src/sql/functions/prune-jobs.v1.ts pruneJobsQueryV1(schema)':
     'DDL cannot take parameters; the prune query body is shared with the plan test',
 };

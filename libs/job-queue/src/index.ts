@@ -15,6 +15,7 @@ export type {
 export type { BackoffOptions } from './interfaces/backoff-options.interface';
 export type { RetentionOptions } from './interfaces/retention-options.interface';
 export type { PruneOptions } from './interfaces/prune-options.interface';
+export type { JobEventsOptions } from './interfaces/job-events-options.interface';
 export { jobQueueMigrations, jobQueueMigrationsFor } from './migrations';
 
 // The worker: starts by itself unless worker.autoStart is false
@@ -40,6 +41,15 @@ export { JobHandler } from './decorators/job-handler.decorator';
 export type { JobHandlerOptions } from './interfaces/job-handler-options.interface';
 export type { JobContext, JobHandlerFunction } from './interfaces/job-context.interface';
 
+// Job events and waiting for a job
+export { OnJobEvent } from './decorators/on-job-event.decorator';
+export type {
+  JobEvent,
+  JobEventName,
+  OnJobEventOptions,
+  WaitForJobOptions,
+} from './interfaces/job-event.interface';
+
 // Errors
 export {
   DuplicateJobHandlerError,
@@ -52,6 +62,7 @@ export {
   JobQueueUnavailableError,
   JobStateConflictError,
   JobTimeoutError,
+  JobWaitTimeoutError,
   PermanentJobError,
   SnoozeJob,
   WorkerShutdownError,

@@ -1,5 +1,18 @@
 /** Metadata key under which `@JobHandler` records its type and options. */
 export const JOB_HANDLER_METADATA = 'job-queue:handler';
+/** Metadata key under which `@OnJobEvent` records its events and options. */
+export const JOB_EVENT_METADATA = 'job-queue:job_event';
+/** The events `@OnJobEvent` takes: `JobEventName` (interfaces/job-event.interface.ts), as values. */
+export const JOB_EVENT_NAMES: readonly string[] = [
+  'started',
+  'progress',
+  'retrying',
+  'completed',
+  'failed',
+  'cancelled',
+  'rescued',
+  'snoozed',
+];
 
 /**
  * The schema the queue's objects live in unless the `schema` option names another: a schema of
@@ -9,7 +22,7 @@ export const DEFAULT_SCHEMA = 'job_queue';
 /**
  * What a `schema` option may be: a lowercase identifier that needs no quoting, at most 49
  * characters so that the LISTEN channels named after it (`<schema>_jobs_inserted`,
- * `<schema>_job_cancelled`) fit PostgreSQL's 63-byte identifiers.
+ * `<schema>_job_cancelled`, `<schema>_job_events`) fit PostgreSQL's 63-byte identifiers.
  */
 export const SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,48}$/;
 
@@ -26,6 +39,12 @@ export const JOB_QUEUE_SCHEDULER = Symbol('JOB_QUEUE_SCHEDULER');
 // Module and worker options declare their defaults in options/*.table.ts.
 
 export const DEFAULT_PRIORITY = 100;
+/**
+ * How often `waitForJob` reads its jobs while this process LISTENs for events anyway: a safety
+ * net for a notification that never came (a job edited by hand, a LISTEN gap on reconnect is
+ * covered by a read at once).
+ */
+export const WAIT_POLL_WITH_LISTEN_MS = 30_000;
 /** Most jobs a worker may hold ahead of free slots (`worker.prefetch`). */
 export const MAX_PREFETCH = 10_000;
 /** How often each worker looks for cron schedules that are due (see cron/cron-scheduler.ts). */

@@ -46,3 +46,9 @@ export const JOB_NOT_IN_STATE = (jobId: string, status: string, action: string):
 export const SCHEDULE_OWNED_BY_HANDLER = (name: string): string =>
   `Invalid job name: schedule ${describeValue(name)} belongs to @JobHandler(${describeValue(name)}) ` +
   `(its cron option). Change the cron there, or give this schedule another name.`;
+
+export const JOB_WAIT_TIMED_OUT = (jobId: string, timeoutMs: number): string =>
+  `Job ${jobId} did not finish within ${timeoutMs} ms (waitForJob timeoutMs); it is left as it is.`;
+
+export const WAIT_ENDED_BY_SHUTDOWN = (jobId: string): string =>
+  `waitForJob gave up on job ${jobId}: the application is shutting down; the job is left as it is.`;

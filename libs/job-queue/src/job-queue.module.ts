@@ -31,6 +31,12 @@ import { JobTypePauses } from './worker/job-type-pauses';
 import { ClaimWakeup } from './periodic/claim-wakeup';
 import { MaintenanceContext } from './periodic/maintenance-task';
 import { RunningJobs } from './worker/running-jobs';
+import { JobEventListenerExplorer } from './discovery/job-event-listener.explorer';
+import { JobEventListenerRegistry } from './discovery/job-event-listener.registry';
+import { RemoteJobEvents } from './events/remote-job-events';
+import { JobEventStream } from './events/job-event-stream';
+import { JobEventDispatcher } from './events/job-event-dispatcher';
+import { JobWaits } from './events/job-waits';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
 // known once async options resolve, after the provider list is fixed).
@@ -41,6 +47,12 @@ const coreProviders = [
   JobHandlerMetadataAccessor,
   JobHandlerExplorer,
   JobHandlerRegistry,
+  JobEventListenerRegistry,
+  JobEventListenerExplorer,
+  RemoteJobEvents,
+  JobEventStream,
+  JobEventDispatcher,
+  JobWaits,
   RunningJobs,
   PrefetchedJobs,
   JobTypePauses,

@@ -50,9 +50,14 @@ import { JobQueueStats } from './stats/job-queue-stats.types';
 import { checkManager, queueDatabase } from './queue/queue-database';
 import { JOB_OPTION_KEYS, toBatchInsertRows, toJobInsertRow } from './queue/job-insert-rows';
 import { insertHoldingUniqueKeys } from './queue/insert-holding-unique-keys';
+import { WaitForJobOptions } from './interfaces/job-event.interface';
+import { JobEventStream } from './events/job-event-stream';
+import { JobWaits } from './events/job-waits';
+import { jobEvent } from './events/job-event-payload';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
+const WAIT_OPTION_KEYS = ['timeoutMs', 'signal'] as const;
 /** The partial unique index over unfinished jobs' keys (CreateJobsTable migration). */
 const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 
@@ -71,6 +76,10 @@ export class QueueService {
    * (a script with a DataSource of its own has no worker to tell).
    */
   @Inject(JobTypePauses) private readonly pauses: JobTypePauses | undefined;
+  /** This process's job events (cancel and progress made here are its own), like `pauses`. */
+  @Inject(JobEventStream) private readonly events: JobEventStream | undefined;
+  /** The waits of `waitForJob`, like `pauses`. */
+  @Inject(JobWaits) private readonly waits: JobWaits | undefined;
 
   /** @internal Nest's injector makes it: inject `QueueService`, do not construct it. */
   constructor(
@@ -125,9 +134,18 @@ export class QueueService {
     const jobId = checkJobId('id', id);
     const pct = checkProgress('progress', progress);
     const currentStage = checkStage('stage', stage);
-    const row = await updateProgressRow(this.db(), this.options.schema, jobId, pct, currentStage);
+    const row = await updateProgressRow(
+      this.db(),
+      this.options.schema,
+      jobId,
+      pct,
+      currentStage,
+      this.notifyOrigin(),
+    );
     if (!row) throw await this.whyNot(jobId, 'given progress');
-    return toJob(row);
+    const job = toJob(row);
+    this.events?.emit([jobEvent('progress', job)]);
+    return job;
   }
 
   /**
@@ -139,9 +157,11 @@ export class QueueService {
    */
   async cancel(id: string | number): Promise<Job> {
     const jobId = checkJobId('id', id);
-    const row = await cancelJobRow(this.db(), this.options.schema, jobId);
+    const row = await cancelJobRow(this.db(), this.options.schema, jobId, this.notifyOrigin());
     if (!row) throw await this.whyNot(jobId, 'cancelled');
-    return toJob(row);
+    const job = toJob(row);
+    this.events?.emit([jobEvent('cancelled', job)]);
+    return job;
   }
 
   /**
@@ -280,6 +300,38 @@ export class QueueService {
     );
   }
 
+  /**
+   * Resolves with the job (as `getJob` returns it) once it is finished, whatever its final status
+   * (`completed`, `failed`, `cancelled`); at once when it is finished already. Rejects with
+   * `JobWaitTimeoutError` after `timeoutMs`, `JobNotFoundError` when no job has this id (or it
+   * was pruned while waited on), the signal's reason when `signal` aborts, and
+   * `JobQueueUnavailableError` when the application shuts down first. The job is left as it is
+   * in every case.
+   *
+   * It hears of the finish by the job's events (this process's own, and other processes' through
+   * LISTEN while `events.remote` is on), and reads the job again every
+   * `events.waitPollIntervalMs` while this process does not LISTEN. Any number of waits share
+   * one LISTEN connection and one poll, and leave nothing behind once settled.
+   */
+  async waitForJob<T = unknown>(id: string | number, opts: WaitForJobOptions): Promise<Job<T>> {
+    const jobId = checkJobId('id', id);
+    const options = jobInput.plainObject('options', opts);
+    jobInput.knownKeys(options, WAIT_OPTION_KEYS);
+    const timeoutMs = jobInput.integer('timeoutMs', options.timeoutMs, 1);
+    const signal = options.signal;
+    if (signal !== undefined && !isAbortSignal(signal)) {
+      jobInput.fail('signal', signal, 'an AbortSignal');
+    }
+    if (!this.waits)
+      throw new Error('waitForJob needs the JobQueueModule (QueueService made by Nest)');
+    return (await this.waits.wait(jobId, timeoutMs, signal as AbortSignal | undefined)) as Job<T>;
+  }
+
+  /** This process's workerId when its statements notify their events (`events.remote`). */
+  private notifyOrigin(): string | undefined {
+    return this.options.events.remote ? this.options.workerId : undefined;
+  }
+
   /** Where a call's statements go: `manager`, else the data source (see `queueDatabase`). */
   private db(manager?: Queryable): Queryable {
     return queueDatabase(manager ?? this.dataSource, this.options.databaseTimeoutMs);
@@ -291,4 +343,15 @@ export class QueueService {
     if (!row) return new JobNotFoundError(jobId);
     return new JobStateConflictError(jobId, row.status as JobStatus, action);
   }
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const signal = value as Partial<AbortSignal> | null;
+  return (
+    typeof signal === 'object' &&
+    signal !== null &&
+    typeof signal.aborted === 'boolean' &&
+    typeof signal.addEventListener === 'function' &&
+    typeof signal.removeEventListener === 'function'
+  );
 }

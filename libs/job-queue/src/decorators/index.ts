@@ -1,1 +1,2 @@
 export * from './job-handler.decorator';
+export * from './on-job-event.decorator';

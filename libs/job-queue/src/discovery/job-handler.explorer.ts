@@ -7,6 +7,7 @@ import { JobHandlerFunction } from '../interfaces/job-context.interface';
 import { JobHandlerMetadataAccessor } from './job-handler-metadata.accessor';
 import { JobHandlerRegistry } from './job-handler.registry';
 import { resolveHandlerOptions } from './job-handler-options';
+import { providerPrototype } from './provider-prototype';
 
 /**
  * Collects `@JobHandler` methods into the registry at module init. It only collects: the
@@ -30,21 +31,12 @@ export class JobHandlerExplorer implements OnModuleInit {
   }
 
   private exploreProvider(wrapper: InstanceWrapper): void {
-    const isStatic = wrapper.isDependencyTreeStatic();
-    // NOTE: providers built by useFactory/useValue have no metatype of their class; a static
-    // provider's instance's prototype is what carries the decorated methods. A request-scoped
-    // one has no instance yet, so its class is read from the metatype, only to warn.
-    const prototype: object | undefined = isStatic
-      ? wrapper.instance && typeof wrapper.instance === 'object'
-        ? Object.getPrototypeOf(wrapper.instance)
-        : undefined
-      : (wrapper.metatype as Function | undefined)?.prototype;
-    if (!prototype) return;
+    const found = providerPrototype(wrapper);
+    if (!found) return;
+    const { prototype, isStatic } = found;
     const handlerMethods = this.metadataScanner
       .getAllMethodNames(prototype)
-      .filter((name) =>
-        this.accessor.getJobHandlerMetadata((prototype as Record<string, Function>)[name]),
-      );
+      .filter((name) => this.accessor.getJobHandlerMetadata(prototype[name]));
     if (handlerMethods.length === 0) return;
     const className = prototype.constructor.name;
     if (!isStatic) {
@@ -55,7 +47,7 @@ export class JobHandlerExplorer implements OnModuleInit {
       return;
     }
     for (const methodName of handlerMethods) {
-      const method = (prototype as Record<string, JobHandlerFunction>)[methodName];
+      const method = prototype[methodName] as JobHandlerFunction;
       const { jobType, options } = this.accessor.getJobHandlerMetadata(method)!;
       const name = `${className}#${methodName}`;
       this.registry.add({

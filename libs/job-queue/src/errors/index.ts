@@ -8,3 +8,4 @@ export * from './job-run-errors';
 export * from './job-queue-unavailable.error';
 export * from './job-queue-database.error';
 export * from './snooze-job';
+export * from './job-wait-timeout.error';

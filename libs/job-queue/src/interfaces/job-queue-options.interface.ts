@@ -1,5 +1,6 @@
 import { BackoffOptions } from './backoff-options.interface';
 import { RetentionOptions } from './retention-options.interface';
+import { JobEventsOptions } from './job-events-options.interface';
 
 /** @publicApi */
 export interface JobQueueWorkerOptions {
@@ -126,4 +127,9 @@ export interface JobQueueModuleOptions {
    * time, in batches of at most 1,000 rows per statement). Default: 60000.
    */
   retentionIntervalMs?: number;
+  /**
+   * Job events (`@OnJobEvent`) and `waitForJob`: whether other processes' events arrive by
+   * LISTEN/NOTIFY, the listeners' buffer, the poll of waits without LISTEN. Default: `{}`.
+   */
+  events?: JobEventsOptions;
 }

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
 import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { retryPolicyFor } from '../retry/retry-policy';
+import { JobEventStream } from '../events/job-event-stream';
+import { jobEvent } from '../events/job-event-payload';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -12,7 +14,10 @@ import { retryPolicyFor } from '../retry/retry-policy';
  */
 @Injectable()
 export class StaleJobReaper extends MaintenanceTask {
-  constructor(context: MaintenanceContext) {
+  constructor(
+    context: MaintenanceContext,
+    private readonly events: JobEventStream,
+  ) {
     super(context, {
       kind: 'reaper',
       periodMs: (options) => options.reaperIntervalMs,
@@ -33,6 +38,19 @@ export class StaleJobReaper extends MaintenanceTask {
       this.options.schema,
       this.options.staleAfterMs,
       { maxAttempts, ...backoff },
+      this.options.events.remote ? this.options.workerId : undefined,
+    );
+    this.events.emit(
+      rescued.map((job) =>
+        jobEvent('rescued', {
+          id: job.id,
+          jobType: job.job_type,
+          status: job.status,
+          attempts: job.attempts,
+          progress: job.progress,
+          currentStage: job.current_stage,
+        }),
+      ),
     );
     for (const job of rescued) {
       this.logger.warn(

@@ -9,6 +9,7 @@ import { ResolvedJobQueueOptions } from './resolved-options';
 import { DEFAULT_RETENTION, resolveRetention } from './retention.option';
 import { schemaOption } from './schema.option';
 import { WORKER_OPTIONS } from './worker-options.table';
+import { EVENTS_OPTIONS } from './events-options.table';
 
 type Resolved = ResolvedJobQueueOptions;
 
@@ -176,4 +177,14 @@ export const MODULE_OPTIONS = {
       "how often each worker's pruner deletes finished jobs past their retention (one node at " +
       'a time)',
   }),
+  events: {
+    defaultText: '`{}`',
+    doc: 'job event settings below (`@OnJobEvent`, `waitForJob`); see "Job events"',
+    resolve: (value, option) =>
+      resolveByTable(
+        EVENTS_OPTIONS,
+        check.plainObject(option, value ?? {}, 'an object'),
+        `${option}.`,
+      ),
+  },
 } satisfies { [K in keyof JobQueueModuleOptions]-?: OptionSpec<Resolved[K], Resolved> };

@@ -27,6 +27,13 @@ export interface ResolvedWorkerOptions {
   autoStart: boolean;
 }
 
+export interface ResolvedEventsOptions {
+  /** Send NOTIFYs of transitions, and LISTEN for other processes' (see `JobEventsOptions`). */
+  remote: boolean;
+  bufferSize: number;
+  waitPollIntervalMs: number;
+}
+
 /** Every option filled in and checked: what the rest of the library reads. */
 export interface ResolvedJobQueueOptions {
   dataSource: string | undefined;
@@ -52,4 +59,5 @@ export interface ResolvedJobQueueOptions {
   /** For job types no handler has stored a retention for (see `JobPruner`). */
   retention: ResolvedRetention;
   retentionIntervalMs: number;
+  events: ResolvedEventsOptions;
 }

@@ -1,5 +1,6 @@
 import { Queryable, queryRows, JobRow } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
+import { oneJobEventPayload } from './job-events.notify';
 
 const CANCEL_JOB = (schema: QueueSchema): string => `
   WITH cancelled AS (
@@ -12,6 +13,12 @@ const CANCEL_JOB = (schema: QueueSchema): string => `
     CROSS JOIN LATERAL pg_catalog.pg_notify($2::text,
       cancelled.id::text || ':' || cancelled.run_token::text) AS notified`;
 
+const CANCELLED_EVENT = oneJobEventPayload('cancelled', `'cancelled'::text`, '$4::text');
+
+/** `CANCEL_JOB` that also notifies a `cancelled` event on the events channel (`events.remote`). */
+const CANCEL_JOB_AND_NOTIFY = (schema: QueueSchema): string => `${CANCEL_JOB(schema)}
+    CROSS JOIN LATERAL pg_catalog.pg_notify($3::text, ${CANCELLED_EVENT}) AS event_notified`;
+
 /**
  * Cancels an unfinished job; returns its row, or nothing when no unfinished job has that id.
  *
@@ -19,13 +26,24 @@ const CANCEL_JOB = (schema: QueueSchema): string => `
  * runs that run (if any) gets it on its LISTEN connection when the cancel commits and aborts
  * exactly that run at once, instead of at its next heartbeat. The status is `cancelled` from the
  * commit on; the run that was cancelled is fenced by it (and by any later claim's new token).
+ * With `notifyOrigin` (this process's workerId) it also sends the job's `cancelled` event on the
+ * schema's events channel.
  */
 export async function cancelJobRow(
   db: Queryable,
   schemaName: string,
   id: string,
+  notifyOrigin?: string,
 ): Promise<JobRow | undefined> {
   const schema = queueSchema(schemaName);
-  const [row] = await queryRows(db, schema.statement(CANCEL_JOB), [id, schema.cancelledChannel]);
+  const [row] =
+    notifyOrigin === undefined
+      ? await queryRows(db, schema.statement(CANCEL_JOB), [id, schema.cancelledChannel])
+      : await queryRows(db, schema.statement(CANCEL_JOB_AND_NOTIFY), [
+          id,
+          schema.cancelledChannel,
+          schema.eventsChannel,
+          notifyOrigin,
+        ]);
   return row;
 }

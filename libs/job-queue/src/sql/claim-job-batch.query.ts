@@ -3,6 +3,7 @@ import { jobColumns } from './job-columns';
 import { Queryable, queryRows, JobRow } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { TimestampTextParser } from './timestamp-text';
+import { notifyJobEventsCtes } from './job-events.notify';
 
 interface ClaimColumns {
   /** Every column under its property name, timestamps as text. */
@@ -45,15 +46,36 @@ export interface ClaimTypes {
   backoffJitter: readonly number[];
 }
 
-const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
-  SELECT ${columnsOfClaim().selectList}
-  FROM ${schema.claimJobBatch}($1::text, $2::text[], $3::integer, p_start => true,
+const CLAIM_CALL = (schema: QueueSchema): string => `${schema.claimJobBatch}($1::text, $2::text[],
+         $3::integer, p_start => true,
          p_type_caps => $4::integer[], p_max_attempts => $5::integer[],
          p_backoff_base_ms => $6::integer[], p_backoff_max_ms => $7::integer[],
          p_backoff_jitter => $8::float8[], p_after_job_types => $9::text[],
          p_after_priorities => $10::integer[], p_after_created_at => $11::timestamptz[],
-         p_after_ids => $12::bigint[])
+         p_after_ids => $12::bigint[])`;
+
+const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
+  SELECT ${columnsOfClaim().selectList}
+  FROM ${CLAIM_CALL(schema)}
     CROSS JOIN pg_catalog.set_config('synchronous_commit', 'off', true)`;
+
+const CLAIMED_EVENTS = notifyJobEventsCtes('claimed_events', '$13::text', '$1::text');
+
+/**
+ * The claim that also notifies `started` for each job it claims (`events.remote`). The LEFT JOIN
+ * reads `events_notified` whatever the claim found: a CTE nobody reads is never run. With no job
+ * claimed it returns one row of nulls, which `claimAndStartJobs` drops.
+ */
+const CLAIM_START_AND_NOTIFY = (schema: QueueSchema): string => `
+  WITH claimed AS MATERIALIZED (
+    SELECT j.* FROM ${CLAIM_CALL(schema)} AS j
+      CROSS JOIN pg_catalog.set_config('synchronous_commit', 'off', true)
+  ), claimed_events AS (
+    SELECT id, job_type, status, attempts, progress, current_stage, 'started'::text AS event
+    FROM claimed
+  ), ${CLAIMED_EVENTS}
+  SELECT ${columnsOfClaim().selectList}
+  FROM events_notified LEFT JOIN claimed ON true`;
 
 /** Where a claim ended in one type and priority: its last job's `created_at` (as text) and id. */
 export interface ClaimPosition {
@@ -84,7 +106,8 @@ export interface ClaimedJobs {
  * across the types, through the `claim_job_batch` SQL function, and marks them running in the
  * same statement (the worker starts each job it claims at once); jobs come back best first, each
  * with its new `runToken` and its policy (`maxAttempts`, backoff) filled in. Each type and
- * priority in `after` is read from just after its cursor (see `ClaimCursors`).
+ * priority in `after` is read from just after its cursor (see `ClaimCursors`). With `notify`, the
+ * same statement sends a `started` event of each job on the schema's events channel.
  *
  * The statement the function runs is `currentClaimJobBatchQuery` (sql/functions/
  * current-functions.ts names the installed version; the versions and the function's definition
@@ -103,8 +126,11 @@ export async function claimAndStartJobs(
   types: ClaimTypes,
   batchSize: number,
   after: ClaimAfter = { jobTypes: [], priorities: [], createdAt: [], ids: [] },
+  notify = false,
 ): Promise<ClaimedJobs> {
-  const rows = await queryRows(db, queueSchema(schema).statement(CLAIM_AND_START_JOBS), [
+  const queue = queueSchema(schema);
+  const statement = queue.statement(notify ? CLAIM_START_AND_NOTIFY : CLAIM_AND_START_JOBS);
+  const parameters = [
     workerId,
     types.jobTypes,
     batchSize,
@@ -117,7 +143,9 @@ export async function claimAndStartJobs(
     after.priorities,
     after.createdAt,
     after.ids,
-  ]);
+  ];
+  if (notify) parameters.push(queue.eventsChannel);
+  const rows = (await queryRows(db, statement, parameters)).filter((row) => row.id !== null);
   const ends = endsOf(rows);
   const timestamps = new TimestampTextParser();
   return { jobs: rows.map((row) => toClaimedJob(row, timestamps)), ends };

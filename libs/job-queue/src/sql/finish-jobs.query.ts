@@ -1,6 +1,7 @@
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
+import { notifyJobEventsCtes } from './job-events.notify';
 
 /**
  * The outcome of a run whose handler snoozed its job (`SnoozeJob`): written like a retry after
@@ -49,7 +50,8 @@ const STILL_OURS = `j.id = o.id AND j.run_token = o.run_token AND j.worker_id = 
 const SUPERSEDED = `SELECT o.id::text AS id, o.run_token FROM o
      WHERE NOT EXISTS (SELECT 1 FROM done WHERE done.id = o.id AND done.run_token = o.run_token)`;
 
-const FINISH_JOBS = (schema: QueueSchema): string => `
+/** The outcome write's input rows and its UPDATE (`done`), for both the plain and notifying shape. */
+const FINISH_JOBS_WRITE = (schema: QueueSchema): string => `
   WITH o AS (
     SELECT * FROM ROWS FROM (
         pg_catalog.unnest($2::bigint[]), pg_catalog.unnest($3::integer[]),
@@ -76,23 +78,44 @@ const FINISH_JOBS = (schema: QueueSchema): string => `
     updated_at = pg_catalog.now()
   FROM o
   WHERE ${STILL_OURS}
-  RETURNING j.id, j.run_token
-  )
+  RETURNING j.id, j.run_token, j.job_type, j.status, j.attempts, j.progress, j.current_stage,
+    CASE o.status WHEN 'pending' THEN 'retrying' ELSE o.status END AS event
+  )`;
+
+const FINISH_JOBS = (schema: QueueSchema): string => `${FINISH_JOBS_WRITE(schema)}
   ${SUPERSEDED}`;
+
+const FINISH_EVENTS = notifyJobEventsCtes('done', '$10::text', '$1::text');
+
+/**
+ * The outcome write that also notifies each landed outcome's event (`events.remote`). The LEFT
+ * JOIN reads `events_notified` however many outcomes were superseded (a CTE nobody reads is never
+ * run); with none, it returns one row of nulls, which `finishJobs` drops.
+ */
+const FINISH_JOBS_AND_NOTIFY = (schema: QueueSchema): string => `${FINISH_JOBS_WRITE(schema)},
+  ${FINISH_EVENTS},
+  superseded AS (${SUPERSEDED})
+  SELECT superseded.* FROM events_notified LEFT JOIN superseded ON true`;
 
 /**
  * Writes many outcomes in one statement. The guard (the run's own token, still held) leaves
  * alone a job that was cancelled, retried or taken back by the reaper while the run went on,
- * even when this worker claimed it again since. Returns the outcomes that changed nothing.
+ * even when this worker claimed it again since. Returns the outcomes that changed nothing. With
+ * `notify`, the same statement sends each landed outcome's event (`completed`, `failed`,
+ * `retrying`, `snoozed`) on the schema's events channel; a superseded one sends none.
  */
 export async function finishJobs(
   db: Queryable,
   schema: string,
   workerId: string,
   outcomes: readonly JobOutcome[],
+  notify = false,
 ): Promise<SupersededOutcome[]> {
-  if (outcomes.every(isPlainCompletion)) return completeJobs(db, schema, workerId, outcomes);
-  return queryRows<SupersededOutcome>(db, queueSchema(schema).statement(FINISH_JOBS), [
+  if (outcomes.every(isPlainCompletion)) {
+    return completeJobs(db, schema, workerId, outcomes, notify);
+  }
+  const queue = queueSchema(schema);
+  const parameters: unknown[] = [
     workerId,
     outcomes.map((o) => o.id),
     outcomes.map((o) => o.runToken),
@@ -102,7 +125,17 @@ export async function finishJobs(
     outcomes.map((o) => o.retryDelayMs),
     outcomes.map((o) => o.progress),
     outcomes.map((o) => o.stage),
-  ]);
+  ];
+  if (!notify) return queryRows<SupersededOutcome>(db, queue.statement(FINISH_JOBS), parameters);
+  parameters.push(queue.eventsChannel);
+  return landedOnly(
+    await queryRows<SupersededOutcome>(db, queue.statement(FINISH_JOBS_AND_NOTIFY), parameters),
+  );
+}
+
+/** The superseded outcomes of a notifying write: its row of nulls (none superseded) dropped. */
+function landedOnly(rows: SupersededOutcome[]): SupersededOutcome[] {
+  return rows.filter((row) => row.id !== null);
 }
 
 function isPlainCompletion(outcome: JobOutcome): boolean {
@@ -111,7 +144,7 @@ function isPlainCompletion(outcome: JobOutcome): boolean {
   );
 }
 
-const COMPLETE_JOBS = (schema: QueueSchema): string => `
+const COMPLETE_JOBS_WRITE = (schema: QueueSchema): string => `
   WITH o AS (
     SELECT * FROM ROWS FROM (pg_catalog.unnest($2::bigint[]), pg_catalog.unnest($3::integer[]),
                              pg_catalog.unnest($4::jsonb[]))
@@ -122,24 +155,42 @@ const COMPLETE_JOBS = (schema: QueueSchema): string => `
     updated_at = pg_catalog.now()
   FROM o
   WHERE ${STILL_OURS}
-  RETURNING j.id, j.run_token
-  )
+  RETURNING j.id, j.run_token, j.job_type, j.status, j.attempts, j.progress, j.current_stage,
+    'completed'::text AS event
+  )`;
+
+const COMPLETE_JOBS = (schema: QueueSchema): string => `${COMPLETE_JOBS_WRITE(schema)}
   ${SUPERSEDED}`;
+
+const COMPLETE_EVENTS = notifyJobEventsCtes('done', '$5::text', '$1::text');
+
+/** `COMPLETE_JOBS` that also notifies a `completed` event of each job it completes. */
+const COMPLETE_JOBS_AND_NOTIFY = (schema: QueueSchema): string => `${COMPLETE_JOBS_WRITE(schema)},
+  ${COMPLETE_EVENTS},
+  superseded AS (${SUPERSEDED})
+  SELECT superseded.* FROM events_notified LEFT JOIN superseded ON true`;
 
 /**
  * The common batch, every job completed without a progress value still to write: the same
  * write with three arrays instead of eight, so the database decodes less per flush.
  */
-function completeJobs(
+async function completeJobs(
   db: Queryable,
   schema: string,
   workerId: string,
   outcomes: readonly JobOutcome[],
+  notify: boolean,
 ): Promise<SupersededOutcome[]> {
-  return queryRows<SupersededOutcome>(db, queueSchema(schema).statement(COMPLETE_JOBS), [
+  const queue = queueSchema(schema);
+  const parameters: unknown[] = [
     workerId,
     outcomes.map((o) => o.id),
     outcomes.map((o) => o.runToken),
     outcomes.map((o) => o.resultJson),
-  ]);
+  ];
+  if (!notify) return queryRows<SupersededOutcome>(db, queue.statement(COMPLETE_JOBS), parameters);
+  parameters.push(queue.eventsChannel);
+  return landedOnly(
+    await queryRows<SupersededOutcome>(db, queue.statement(COMPLETE_JOBS_AND_NOTIFY), parameters),
+  );
 }

@@ -47,6 +47,8 @@ export class QueueSchema {
   readonly cancelledChannel: string;
   /** What `pause()` notifies, with the job type: `<schema>_job_type_paused`. */
   readonly pausedChannel: string;
+  /** What the statements of job transitions notify, with their events: `<schema>_job_events`. */
+  readonly eventsChannel: string;
   /** The reaper's advisory lock key, a bigint as decimal text; see `reaperLockKey`. */
   readonly reaperLockKey: string;
   private readonly statements = new Map<StatementBuilder, string>();
@@ -66,6 +68,7 @@ export class QueueSchema {
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;
     this.pausedChannel = `${name}_job_type_paused`;
+    this.eventsChannel = `${name}_job_events`;
     this.reaperLockKey = reaperLockKey(name);
   }
 

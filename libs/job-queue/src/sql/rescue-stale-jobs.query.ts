@@ -1,5 +1,6 @@
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
+import { notifyJobEventsCtes } from './job-events.notify';
 
 export interface RescuedJobRow {
   id: string;
@@ -8,6 +9,9 @@ export interface RescuedJobRow {
   worker_id: string | null;
   /** When it may run again (scheduled, or pending when due at once), or when it failed. */
   run_at: Date;
+  attempts: number;
+  progress: number;
+  current_stage: string | null;
 }
 
 /** What applies to a row that has no policy of its own (never claimed by a worker of ours). */
@@ -19,7 +23,7 @@ export interface FallbackPolicy {
 }
 
 // Every operand is float8 where the arithmetic is, so each operator is pg_catalog's exact one.
-const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
+const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
   WITH lock AS (SELECT pg_catalog.pg_try_advisory_xact_lock($1::bigint) AS held),
   stale AS (
     SELECT j.id, j.worker_id,
@@ -43,7 +47,7 @@ const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
              * (1::float8 + stale.jitter * (2::float8 * pg_catalog.random() - 1::float8))))
              AS delay_ms
     FROM stale
-  )
+  ), rescued AS (
   UPDATE ${schema.jobs} AS j SET
     status = CASE WHEN stale.exhausted THEN 'failed'
                   WHEN stale.delay_ms > 0::float8 THEN 'scheduled' ELSE 'pending' END,
@@ -55,7 +59,24 @@ const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
                   ELSE pg_catalog.now() + stale.delay_ms * interval '1 millisecond' END,
     worker_id = NULL, heartbeat_at = NULL, updated_at = pg_catalog.now()
   FROM delayed AS stale WHERE j.id = stale.id
-  RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at`;
+  RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at, j.attempts, j.progress,
+    j.current_stage, 'rescued'::text AS event
+  )`;
+
+const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `${RESCUE_STALE_JOBS_WITH(schema)}
+  SELECT id, job_type, status, worker_id, run_at, attempts, progress, current_stage FROM rescued`;
+
+const RESCUE_EVENTS = notifyJobEventsCtes('rescued', '$7::text', '$8::text');
+
+/**
+ * The rescue that also notifies a `rescued` event of each job it takes back (`events.remote`);
+ * the LEFT JOIN reads `events_notified` whatever was rescued (a row of nulls when nothing was,
+ * dropped by `rescueStaleJobs`).
+ */
+const RESCUE_STALE_JOBS_AND_NOTIFY = (schema: QueueSchema): string =>
+  `${RESCUE_STALE_JOBS_WITH(schema)}, ${RESCUE_EVENTS}
+  SELECT rescued.id, job_type, status, worker_id, run_at, attempts, progress, current_stage
+  FROM events_notified LEFT JOIN rescued ON true`;
 
 /**
  * Takes back jobs whose lease (`heartbeat_at`) is older than `staleAfterMs`: to `failed` when the
@@ -68,23 +89,37 @@ const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `
  * The delay is the formula of `retryDelayMs` (retry/retry-policy.ts), in SQL:
  * min(max, base * 2^(attempts - 1)), then moved by up to ±jitter of itself at random.
  *
+ * With `notifyOrigin` (this process's workerId), the same statement sends a `rescued` event of
+ * each job it takes back on the schema's events channel.
+ *
  * Runs only if it gets the schema's transaction-scoped advisory lock (`reaperLockKey`), so one
  * node reaps a schema at a time; as one autocommit statement, the lock is held exactly as long
  * as the update.
  */
-export function rescueStaleJobs(
+export async function rescueStaleJobs(
   db: Queryable,
   schema: string,
   staleAfterMs: number,
   fallback: FallbackPolicy,
+  notifyOrigin?: string,
 ): Promise<RescuedJobRow[]> {
   const queue = queueSchema(schema);
-  return queryRows<RescuedJobRow>(db, queue.statement(RESCUE_STALE_JOBS), [
+  const parameters: unknown[] = [
     queue.reaperLockKey,
     staleAfterMs,
     fallback.maxAttempts,
     fallback.baseDelayMs,
     fallback.maxDelayMs,
     fallback.jitter,
-  ]);
+  ];
+  if (notifyOrigin === undefined) {
+    return queryRows<RescuedJobRow>(db, queue.statement(RESCUE_STALE_JOBS), parameters);
+  }
+  parameters.push(queue.eventsChannel, notifyOrigin);
+  const rows = await queryRows<RescuedJobRow>(
+    db,
+    queue.statement(RESCUE_STALE_JOBS_AND_NOTIFY),
+    parameters,
+  );
+  return rows.filter((row) => row.id !== null);
 }

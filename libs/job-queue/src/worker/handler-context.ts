@@ -6,6 +6,7 @@ import { SnoozeJob } from '../errors/snooze-job';
 import { JobProgressReporter, UnwrittenProgress } from './job-progress.reporter';
 import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';
+import { JobEventStream } from '../events/job-event-stream';
 
 /**
  * The `ctx` a handler receives, for one run of its job. Its logger, progress reporter and abort
@@ -22,6 +23,8 @@ export class HandlerContext implements JobContext {
     private readonly schema: string,
     private readonly progressThrottleMs: number,
     private readonly superseded: SupersededWrites,
+    private readonly events: JobEventStream,
+    private readonly notifyOrigin: string | undefined,
   ) {}
 
   get job(): Job {
@@ -46,12 +49,19 @@ export class HandlerContext implements JobContext {
       this.progressThrottleMs,
       this.logger,
       this.superseded,
+      this.events,
+      this.notifyOrigin,
     );
     return this.reporter.report(percent, stage);
   };
 
   /** An arrow, like `progress`. The executor recognises the returned value. */
   snooze = (delayMs: number): SnoozeJob => new SnoozeJob(delayMs);
+
+  /** The last progress a write of this run landed with (none if never reported). */
+  get landedProgress(): UnwrittenProgress | undefined {
+    return this.reporter?.landed;
+  }
 
   /** Stops progress writes; returns what no write has carried yet (none if never reported). */
   close(): Promise<UnwrittenProgress | undefined> | undefined {

@@ -9,7 +9,7 @@ import {
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobStatus } from '../entities/job-status.enum';
 import { finishJobs, JobOutcome, SNOOZED, SupersededOutcome } from '../sql/finish-jobs.query';
-import { FailureBackoff } from './failure-backoff';
+import { FailureBackoff } from '../periodic/failure-backoff';
 import { LogPeriod } from '../periodic/log-period';
 import { RunningJobs, RunRef } from './running-jobs';
 import {
@@ -18,11 +18,37 @@ import {
   statementRefusal,
 } from '../errors/database-error.util';
 import { describeRefusal } from '../errors/job-queue-database.error';
+import { JobEventStream } from '../events/job-event-stream';
+import { jobEvent, JobEventSubject } from '../events/job-event-payload';
+import { JobEvent, JobEventName } from '../interfaces/job-event.interface';
 
 /** An outcome as the executor queues it, with what its attempt becomes if it cannot be written. */
 export interface QueuedOutcome extends JobOutcome {
   /** The attempt as failed: `pending` after a retry delay while attempts remain, else `failed`. */
   ifRefused: Pick<JobOutcome, 'status' | 'retryDelayMs'>;
+  /** The job as its outcome's event tells it, before the outcome (see `outcomeEvent`). */
+  subject: JobEventSubject;
+}
+
+/** The event of an outcome that landed: the job's status and attempts as the write left them. */
+export function outcomeEvent(outcome: JobOutcome, subject: JobEventSubject): JobEvent {
+  const later = outcome.status === JobStatus.Pending || outcome.status === SNOOZED;
+  const status = later
+    ? (outcome.retryDelayMs ?? 0) > 0
+      ? JobStatus.Scheduled
+      : JobStatus.Pending
+    : outcome.status;
+  const attempts =
+    outcome.status === SNOOZED ? Math.max(subject.attempts - 1, 0) : subject.attempts;
+  const event: JobEventName =
+    outcome.status === JobStatus.Pending
+      ? 'retrying'
+      : outcome.status === SNOOZED
+        ? 'snoozed'
+        : outcome.status === JobStatus.Completed
+          ? 'completed'
+          : 'failed';
+  return jobEvent(event, { ...subject, status, attempts });
 }
 
 /**
@@ -69,6 +95,7 @@ export class JobCompleter {
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
+    private readonly events: JobEventStream,
   ) {}
 
   /** Runs whose outcome is not written yet: their lease must still be renewed. */
@@ -173,7 +200,9 @@ export class JobCompleter {
     while (parts.length > 0) {
       const part = parts[0];
       try {
-        this.recordSuperseded(await this.finish(part));
+        const superseded = await this.finish(part);
+        this.recordSuperseded(superseded);
+        this.emitLanded(part, superseded);
       } catch (error) {
         if (isTransientDatabaseError(error)) throw error;
         if (part.length > 1) {
@@ -217,7 +246,11 @@ export class JobCompleter {
       stage: null,
     };
     try {
-      this.recordSuperseded(await this.finish([failed]));
+      const superseded = await this.finish([failed]);
+      this.recordSuperseded(superseded);
+      if (superseded.length === 0 && this.events.active) {
+        this.events.emit([outcomeEvent(failed, outcome.subject)]);
+      }
       return { id: outcome.id, reason, recorded: true };
     } catch (second) {
       if (isTransientDatabaseError(second)) throw second;
@@ -227,7 +260,24 @@ export class JobCompleter {
 
   /** One outcome write; resolves with the outcomes that changed nothing. */
   private finish(outcomes: readonly JobOutcome[]): Promise<SupersededOutcome[]> {
-    return finishJobs(this.dataSource, this.options.schema, this.options.workerId, outcomes);
+    return finishJobs(
+      this.dataSource,
+      this.options.schema,
+      this.options.workerId,
+      outcomes,
+      this.options.events.remote,
+    );
+  }
+
+  /** The events of the outcomes of `part` that landed: a superseded one has none. */
+  private emitLanded(part: readonly QueuedOutcome[], superseded: SupersededOutcome[]): void {
+    if (!this.events.active) return;
+    const changedNothing = new Set(superseded.map((o) => `${o.id}:${o.run_token}`));
+    this.events.emit(
+      part
+        .filter((o) => !changedNothing.has(`${o.id}:${o.runToken}`))
+        .map((o) => outcomeEvent(o, o.subject)),
+    );
   }
 
   private recordSuperseded(superseded: SupersededOutcome[]): void {

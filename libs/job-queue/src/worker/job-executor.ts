@@ -22,6 +22,8 @@ import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
 import { retryDelayMs, retryPolicyFor, retryPolicyOfJob } from '../retry/retry-policy';
 import { errorText } from './error-text';
+import { JobEventStream } from '../events/job-event-stream';
+import { jobEvent, JobEventSubject } from '../events/job-event-payload';
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -29,6 +31,18 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 function snoozeOf(settled: Settled): SnoozeJob | undefined {
   const value = settled.ok ? settled.value : settled.error;
   return value instanceof SnoozeJob ? value : undefined;
+}
+
+/** What the outcome's event says of the job, but for what the outcome changes. */
+function subjectOf(job: Job): JobEventSubject {
+  return {
+    id: job.id,
+    jobType: job.jobType,
+    status: job.status,
+    attempts: job.attempts,
+    progress: job.progress,
+    currentStage: job.currentStage,
+  };
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -67,12 +81,14 @@ export class JobExecutor {
     private readonly registry: JobHandlerRegistry,
     private readonly running: RunningJobs,
     private readonly completer: JobCompleter,
+    private readonly events: JobEventStream,
   ) {}
 
   /** Starts the job and returns at once; the job occupies a slot until it settles. */
   start(job: Job): void {
     const entry = new RunningJob(job);
     this.running.add(entry);
+    if (this.events.active) this.events.emit([jobEvent('started', job)]);
     void this.run(entry);
   }
 
@@ -100,6 +116,8 @@ export class JobExecutor {
       this.options.schema,
       this.options.progressThrottleMs,
       this.running.superseded,
+      this.events,
+      this.options.events.remote ? this.options.workerId : undefined,
     );
     const { timeoutMs } = handler.options;
     const timer =
@@ -134,6 +152,12 @@ export class JobExecutor {
       outcome.progress = unwritten.progress;
       outcome.stage = unwritten.stage ?? null;
     }
+    const last = unwritten ?? ctx.landedProgress;
+    outcome.subject = {
+      ...outcome.subject,
+      progress: last?.progress ?? job.progress,
+      currentStage: unwritten?.stage ?? ctx.landedProgress?.stage ?? job.currentStage,
+    };
     return outcome;
   }
 
@@ -181,6 +205,7 @@ export class JobExecutor {
     return {
       id: job.id,
       runToken: job.runToken,
+      subject: subjectOf(job),
       status: JobStatus.Completed,
       resultJson,
       lastError: null,
@@ -199,6 +224,7 @@ export class JobExecutor {
     return {
       id: job.id,
       runToken: job.runToken,
+      subject: subjectOf(job),
       status: SNOOZED,
       resultJson: null,
       lastError: null,
@@ -224,6 +250,7 @@ export class JobExecutor {
     return {
       id: job.id,
       runToken: job.runToken,
+      subject: subjectOf(job),
       ...failed,
       resultJson: null,
       lastError,

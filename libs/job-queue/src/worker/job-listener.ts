@@ -6,7 +6,7 @@ import { QueueSchema, queueSchema } from '../sql/queue-schema';
 import { newDedicatedClient, PgClient } from '../sql/dedicated-connection';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
-import { FailureBackoff } from './failure-backoff';
+import { FailureBackoff } from '../periodic/failure-backoff';
 import { LogPeriod } from '../periodic/log-period';
 import { PrefetchedJobs } from './prefetched-jobs';
 import { RunningJobs } from './running-jobs';

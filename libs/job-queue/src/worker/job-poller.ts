@@ -16,7 +16,7 @@ import { Job } from '../entities/job.entity';
 import { JobExecutor } from './job-executor';
 import { RunningJobs } from './running-jobs';
 import { PrefetchedJobs, RefusedJobs } from './prefetched-jobs';
-import { FailureBackoff } from './failure-backoff';
+import { FailureBackoff } from '../periodic/failure-backoff';
 import { ClaimWakeup } from '../periodic/claim-wakeup';
 import { retryPolicyFor } from '../retry/retry-policy';
 import { LogPeriod } from '../periodic/log-period';
@@ -303,6 +303,7 @@ export class JobPoller {
           { ...this.claimPolicy!, caps },
           limit,
           after,
+          this.options.events.remote,
         ),
       );
     } catch (error) {

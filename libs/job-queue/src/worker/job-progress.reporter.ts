@@ -6,6 +6,8 @@ import { checkProgress, checkStage } from '../validation/job-input.checks';
 import { updateRunProgress } from '../sql/update-progress.query';
 import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';
+import { JobEventStream } from '../events/job-event-stream';
+import { jobEvent } from '../events/job-event-payload';
 
 /** A progress value no write has carried yet. */
 export interface UnwrittenProgress {
@@ -27,6 +29,8 @@ export class JobProgressReporter {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
   private closed = false;
+  /** The last value a write landed with: what the job's row holds. */
+  landed: UnwrittenProgress | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -35,6 +39,9 @@ export class JobProgressReporter {
     private readonly throttleMs: number,
     private readonly logger: Logger,
     private readonly superseded: SupersededWrites,
+    private readonly events: JobEventStream,
+    /** This process's workerId when writes notify their event (`events.remote`). */
+    private readonly notifyOrigin: string | undefined,
   ) {}
 
   /** Validates at once (bad values throw to the handler), writes now or at the period's end. */
@@ -80,9 +87,23 @@ export class JobProgressReporter {
       token,
       value.progress,
       value.stage,
+      this.notifyOrigin,
     )
       .then((landed) => {
-        if (landed) return;
+        if (landed) {
+          this.landed = { progress: value.progress, stage: value.stage ?? this.landed?.stage };
+          this.events.emit([
+            jobEvent('progress', {
+              id: job.id,
+              jobType: job.jobType,
+              status: job.status,
+              attempts: job.attempts,
+              progress: value.progress,
+              currentStage: this.landed.stage ?? job.currentStage,
+            }),
+          ]);
+          return;
+        }
         this.superseded.record('progress', job.id, token);
         this.run.abort(new JobCancelledError(job.id));
       })

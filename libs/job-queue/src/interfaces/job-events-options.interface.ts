@@ -1,0 +1,23 @@
+/**
+ * Module option `events`: how `@OnJobEvent` listeners and `waitForJob` learn what happens to jobs.
+ *
+ * @publicApi
+ */
+export interface JobEventsOptions {
+  /**
+   * Events of jobs other processes run, through LISTEN/NOTIFY: the statements that make a
+   * transition (the claim, the outcome write, progress, cancel, the reaper's rescue) also NOTIFY
+   * the schema's `<schema>_job_events` channel, and this process LISTENs there (on a connection
+   * of its own) while it has `@OnJobEvent` listeners or `waitForJob` calls. Off: no NOTIFY is
+   * sent, only this process's own events are delivered, and `waitForJob` polls. A worker with
+   * `worker.listen: false` sends but does not LISTEN. Default: true.
+   */
+  remote?: boolean;
+  /**
+   * Most events waiting for `@OnJobEvent` listeners in this process; past it, events are dropped,
+   * counted and logged (a listener slower than the queue can never slow the worker). Default: 10000.
+   */
+  bufferSize?: number;
+  /** How often `waitForJob` reads the waited jobs when this process does not LISTEN. Default: 1000. */
+  waitPollIntervalMs?: number;
+}

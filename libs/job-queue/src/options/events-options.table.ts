@@ -1,0 +1,33 @@
+import { JobEventsOptions } from '../interfaces/job-events-options.interface';
+import { booleanOption, integerOption, OptionSpec } from './option-spec';
+import { ResolvedEventsOptions } from './resolved-options';
+
+/**
+ * Every `events` option, declared once: default, bounds and README row (the README's rows
+ * `events.<key>`; a test holds the two together). Typed against the public interface, so an
+ * option added there and not here does not compile.
+ */
+export const EVENTS_OPTIONS = {
+  remote: booleanOption({
+    default: true,
+    doc:
+      'events of jobs other processes run: each claim, outcome write, progress write, cancel and ' +
+      'rescue statement notifies `<schema>_job_events` of its batch, and a process listens there ' +
+      'on a connection of its own while listeners or waits need it; `false`: this process ' +
+      'notifies nothing and hears only its own',
+  }),
+  bufferSize: integerOption({
+    default: 10_000,
+    min: 1,
+    doc:
+      'most events waiting for `@OnJobEvent` listeners; beyond it events are dropped, counted ' +
+      'and logged once per period',
+  }),
+  waitPollIntervalMs: integerOption({
+    default: 1_000,
+    min: 1,
+    doc: 'how often `waitForJob` reads the waited jobs while this process does not LISTEN',
+  }),
+} satisfies {
+  [K in keyof JobEventsOptions]-?: OptionSpec<ResolvedEventsOptions[K], ResolvedEventsOptions>;
+};
