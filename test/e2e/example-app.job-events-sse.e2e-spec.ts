@@ -70,7 +70,7 @@ describe('example app: a job followed over Server-Sent Events', () => {
   let base: string;
 
   beforeAll(async () => {
-    example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 50 });
+    example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 300 });
     await example.app.listen(0, '127.0.0.1');
     base = (await example.app.getUrl()).replace('[::1]', '127.0.0.1');
   });
@@ -89,6 +89,7 @@ describe('example app: a job followed over Server-Sent Events', () => {
     expect(client.events[client.events.length - 1]).toBe('completed');
     const last = client.messages[client.messages.length - 1].data;
     expect(last).toMatchObject({ id: report.body.id, status: 'completed', progress: 100 });
+    // Each stage lasts 300 ms, past the progress throttle (250 ms): each is written, and sent.
     // Whatever the report reached before the client came is in the state; what came after, in
     // events, in order, and never the job's data or result.
     const progress = client.messages
