@@ -1,4 +1,5 @@
-import { Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, MessageEvent, Param, Post, Query, Sse, UseGuards } from '@nestjs/common';
+import { Observable } from 'rxjs';
 import { InjectRepository } from '@nestjs/typeorm';
 import { FindOptionsSelect, LessThan, Repository } from 'typeorm';
 import { Job, JobQueueStats, QueueService } from 'nest-pg-job-queue';
@@ -8,6 +9,7 @@ import { StaleJobsQuery } from './dto/stale-jobs.query';
 import { StatsQuery } from './dto/stats.query';
 import { decodeJobCursor, encodeJobCursor } from './job-cursor';
 import { JobResponse, toJobResponse } from './job.response';
+import { FINAL_STATUSES, JobEventStream } from './job-event.stream';
 
 /** What JobResponse shows: `data` (the client's own payload, maybe large) is not even fetched. */
 const LISTED_COLUMNS: FindOptionsSelect<Job> = {
@@ -39,6 +41,7 @@ export class JobsController {
     private readonly queue: QueueService,
     // The Job entity is a plain TypeORM entity: list and filter it like any other.
     @InjectRepository(Job) private readonly jobs: Repository<Job>,
+    private readonly jobEvents: JobEventStream,
   ) {}
 
   /**
@@ -99,6 +102,44 @@ export class JobsController {
   @Get(':id')
   async get(@Param('id') id: string): Promise<JobResponse> {
     return toJobResponse(await this.queue.getJob(id));
+  }
+
+  /**
+   * `GET /jobs/:id/events` (`curl -N`): the job's life as Server-Sent Events, until it ends.
+   * First a `state` message (the job as `GET /jobs/:id` shows it, so a client that connects late
+   * misses nothing it could not read), then one message per event (`started`, `progress`,
+   * `retrying`, `snoozed`, `rescued`, `completed`, `failed`, `cancelled`) with the job's id,
+   * status, attempt, progress and stage, never its data or result; the stream ends after the
+   * final one. It follows the job whichever instance runs it. A client that disconnects ends its
+   * subscription. An unknown id is a 404 before the stream opens.
+   */
+  @Sse(':id/events')
+  async events(@Param('id') id: string): Promise<Observable<MessageEvent>> {
+    await this.queue.getJob(id); // JobNotFoundError: a 404 while it is still a plain response
+    return new Observable<MessageEvent>((subscriber) => {
+      // Follow first, then read the job: an event between the two is held and sent after the
+      // `state` message, and a job that ended before the client came ends the stream at once.
+      let held: MessageEvent[] | undefined = [];
+      let ended = false;
+      const send = (message: MessageEvent) =>
+        held ? held.push(message) : subscriber.next(message);
+      const live = this.jobEvents.of(id).subscribe({
+        next: ({ event, id: jobId, status, attempt, progress, stage }) =>
+          send({ type: event, data: { id: jobId, status, attempt, progress, stage } }),
+        complete: () => (held ? (ended = true) : subscriber.complete()),
+      });
+      this.queue.getJob(id).then(
+        (job) => {
+          subscriber.next({ type: 'state', data: toJobResponse(job) });
+          const pending = held ?? [];
+          held = undefined;
+          for (const message of pending) subscriber.next(message);
+          if (ended || FINAL_STATUSES.has(job.status)) subscriber.complete();
+        },
+        (error: unknown) => subscriber.error(error),
+      );
+      return () => live.unsubscribe();
+    });
   }
 
   @Post(':id/cancel')
