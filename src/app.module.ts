@@ -33,6 +33,9 @@ function envInt(name: string): number | undefined {
         worker: { concurrency: envInt('WORKER_CONCURRENCY') ?? 4 },
         staleAfterMs: envInt('STALE_AFTER_MS') ?? 30_000,
         reaperIntervalMs: envInt('REAPER_INTERVAL_MS'),
+        // GET /jobs/:id/events follows a job whichever instance runs it (opt-in: it costs each
+        // claim and outcome write a NOTIFY, see the library's README, "Job events").
+        events: { remote: true },
       }),
     }),
     ImagesModule,

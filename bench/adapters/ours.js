@@ -158,10 +158,10 @@ function classify(text) {
   return sql.slice(0, 40);
 }
 
-const variant = (name, worker, summary, skip = []) => ({
+const variant = (name, worker, summary, skip = [], moduleOptions = {}) => ({
   name,
   summary,
-  moduleOptions: { worker },
+  moduleOptions: { worker, ...moduleOptions },
   skip,
 });
 
@@ -193,6 +193,21 @@ module.exports = {
       { concurrency: 50, prefetch: 200 },
       'JobQueueModule, worker concurrency 50 and prefetch 200 (claims up to 200 ahead)',
       SAME_PRODUCER,
+    ),
+    // What remote job events (a NOTIFY per claim, progress and outcome statement) cost.
+    variant(
+      'ours-events',
+      { concurrency: 50 },
+      'as ours, with events.remote true (a job-event NOTIFY per claim and outcome write)',
+      SAME_PRODUCER,
+      { events: { remote: true } },
+    ),
+    variant(
+      'ours-prefetch-events',
+      { concurrency: 50, prefetch: 200 },
+      'as ours-prefetch, with events.remote true',
+      SAME_PRODUCER,
+      { events: { remote: true } },
     ),
   ],
 

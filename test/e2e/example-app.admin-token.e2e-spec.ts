@@ -22,6 +22,8 @@ const MANAGEMENT: Route[] = [
   { method: 'get', path: '/jobs/stale', ok: 200 },
   { method: 'get', path: '/jobs/:id', ok: 200 },
   { method: 'post', path: '/jobs/:id/cancel', ok: 201, answer: { status: 'cancelled' } },
+  // Followed once the job has ended (cancelled just above): its stream ends at once.
+  { method: 'get', path: '/jobs/:id/events', ok: 200 },
   { method: 'post', path: '/jobs/:id/retry', ok: 201, answer: { status: 'pending' } },
   { method: 'post', path: '/jobs/types/:type/pause', ok: 201, answer: { paused: true } },
   { method: 'post', path: '/jobs/types/:type/resume', ok: 201, answer: { paused: false } },

@@ -15,7 +15,7 @@ describe('job events with LISTEN off', () => {
 
   it('delivers local events only, and the boot says so', async () => {
     const app = await file.start({
-      queueOptions: { worker: { listen: false, pollIntervalMs: 50 } },
+      queueOptions: { worker: { listen: false, pollIntervalMs: 50 }, events: { remote: true } },
       providers: [EventsHandlers, EventRecorder],
       logger,
     });

@@ -21,7 +21,8 @@ describe('job events of jobs this process runs', () => {
 
   beforeAll(async () => {
     app = await file.start({
-      queueOptions: { worker: { pollIntervalMs: 100 } },
+      // Remote events on: the process also hears its own NOTIFYs, and must not deliver twice.
+      queueOptions: { worker: { pollIntervalMs: 100 }, events: { remote: true } },
       providers: [EventsHandlers, EventRecorder],
     });
     recorder = app.app.get(EventRecorder);

@@ -32,6 +32,7 @@ describe('job events across processes', () => {
     staleAfterMs: 2_000,
     heartbeatIntervalMs: 300,
     reaperIntervalMs: 300,
+    remoteEvents: true,
     ...extra,
   });
 
@@ -42,7 +43,10 @@ describe('job events across processes', () => {
     });
 
   beforeAll(async () => {
-    listener = await file.start({ queueOptions: { worker: false }, providers: [EventRecorder] });
+    listener = await file.start({
+      queueOptions: { worker: false, events: { remote: true } },
+      providers: [EventRecorder],
+    });
     recorder = listener.app.get(EventRecorder);
     await listener.dataSource.query(CREATE_JOB_RUNS_TABLE);
     [first] = await children.spawnReady(

@@ -30,10 +30,10 @@ describe('QueueService.waitForJob', () => {
 
   beforeAll(async () => {
     worker = await file.start({
-      queueOptions: { worker: { pollIntervalMs: 100 } },
+      queueOptions: { worker: { pollIntervalMs: 100 }, events: { remote: true } },
       providers: [EventsHandlers],
     });
-    producer = await file.start({ queueOptions: { worker: false } });
+    producer = await file.start({ queueOptions: { worker: false, events: { remote: true } } });
     pollOnly = await file.start({
       queueOptions: { worker: false, events: { remote: false, waitPollIntervalMs: 50 } },
     });
@@ -145,7 +145,7 @@ describe('QueueService.waitForJob', () => {
   });
 
   it('rejects JobQueueUnavailableError when the app shuts down first, and leaves no connection', async () => {
-    const leaving = await file.start({ queueOptions: { worker: false } });
+    const leaving = await file.start({ queueOptions: { worker: false, events: { remote: true } } });
     const job = await leaving.queue.enqueue('events.nobody-handles-this', {});
     const waiting = leaving.queue.waitForJob(job.id, { timeoutMs: 60_000 });
     await waitFor(async () => (await listenConnections(leaving.workerId)) === 1, {

@@ -27,7 +27,7 @@ const LONG: ClaimTypes = {
  * outcome that changed nothing.
  */
 describe('job event notifications', () => {
-  const app = useQueueTestingModule();
+  const app = useQueueTestingModule({ queueOptions: { worker: false, events: { remote: true } } });
   let listener: Client;
   const payloads: string[] = [];
 

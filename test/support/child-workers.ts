@@ -24,6 +24,8 @@ export const WORKER_ENV = {
    * nothing else of the process runs meanwhile, timers and heartbeats included.
    */
   blockUntilFile: 'WORKER_BLOCK_UNTIL_FILE',
+  /** `events.remote`: `true` to notify other processes of this worker's job events. */
+  remoteEvents: 'WORKER_REMOTE_EVENTS',
 } as const;
 
 /** The worker prints this followed by its id once it is claiming jobs. */
@@ -77,6 +79,8 @@ export interface WorkerProcessConfig {
   jobTypes?: string[];
   /** See `WORKER_ENV.blockUntilFile`. */
   blockUntilFile?: string;
+  /** `events.remote` (default: the module's, off). */
+  remoteEvents?: boolean;
 }
 
 export interface WorkerExit {
@@ -244,6 +248,10 @@ export class ChildWorkers {
       [WORKER_ENV.prefetch, config.prefetch],
       [WORKER_ENV.jobTypes, config.jobTypes?.join(',')],
       [WORKER_ENV.blockUntilFile, config.blockUntilFile],
+      [
+        WORKER_ENV.remoteEvents,
+        config.remoteEvents === undefined ? undefined : String(config.remoteEvents),
+      ],
     ];
     for (const [name, value] of optional) {
       if (value === undefined) delete env[name];

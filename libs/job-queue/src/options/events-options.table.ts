@@ -8,13 +8,16 @@ import { ResolvedEventsOptions } from './resolved-options';
  * option added there and not here does not compile.
  */
 export const EVENTS_OPTIONS = {
+  // Off by default: the NOTIFY in every claim and outcome write cost a worker 14-25% of its
+  // throughput with no-op jobs (bench/README.md, "Shaped by measurement").
   remote: booleanOption({
-    default: true,
+    default: false,
     doc:
       'events of jobs other processes run: each claim, outcome write, progress write, cancel and ' +
       'rescue statement notifies `<schema>_job_events` of its batch, and a process listens there ' +
-      'on a connection of its own while listeners or waits need it; `false`: this process ' +
-      'notifies nothing and hears only its own',
+      'on a connection of its own while listeners or waits need it. Set it on every process ' +
+      'that runs jobs others should hear of, and on those that listen; off (the default), a ' +
+      'process notifies nothing and hears only its own jobs (`waitForJob` then polls)',
   }),
   bufferSize: integerOption({
     default: 10_000,
