@@ -74,7 +74,7 @@ export async function fillJobs(
 ): Promise<void> {
   const count = Number((await client.query(`SELECT count(*) AS n FROM ${JOBS}`)).rows[0].n);
   if (exact ? count === rows : count >= rows) return;
-  if (count !== 0) await client.query(`TRUNCATE ${JOBS}`);
+  if (count !== 0) await client.query(`TRUNCATE ${JOBS} CASCADE`);
   console.log(`filling ${database} with ${rows.toLocaleString('en')} jobs`);
   const pendingFrom = rows - Math.floor(rows / 100);
   for (let from = 1; from <= rows; from += CHUNK) {

@@ -6,8 +6,28 @@ CREATE SCHEMA job_queue;
 COMMENT ON SCHEMA job_queue IS 'nest-pg-job-queue: created by its CreateJobsTable migration';
 -- privileges: default
 
+CREATE SEQUENCE job_queue.job_events_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY job_queue.job_events.id;
+-- privileges: default
+
 CREATE SEQUENCE job_queue.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY job_queue.jobs.id;
 -- privileges: default
+
+CREATE TABLE job_queue.job_events (
+    job_id bigint NOT NULL,
+    id bigint NOT NULL,
+    run_token integer NOT NULL,
+    attempt integer NOT NULL,
+    at timestamp with time zone NOT NULL,
+    kind text NOT NULL,
+    message text,
+    data jsonb,
+    CONSTRAINT job_events_job_id_fkey FOREIGN KEY (job_id) REFERENCES job_queue.jobs(id) ON DELETE CASCADE,
+    CONSTRAINT job_events_kind_check CHECK ((kind = ANY (ARRAY['claimed'::text, 'progress'::text, 'log'::text, 'retrying'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'rescued'::text, 'snoozed'::text, 'dropped'::text]))),
+    CONSTRAINT job_events_message_length_check CHECK ((char_length(message) <= 2000)),
+    CONSTRAINT job_events_pkey PRIMARY KEY (job_id, id)
+);
+-- privileges: default
+CREATE UNIQUE INDEX job_events_pkey ON job_queue.job_events USING btree (job_id, id);
 
 CREATE TABLE job_queue.job_schedule_ticks (
     id boolean NOT NULL DEFAULT true,

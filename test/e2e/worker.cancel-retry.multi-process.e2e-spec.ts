@@ -24,8 +24,9 @@ const RECORD_JOB_WRITES = [
      IF NEW.status = 'completed' AND OLD.status <> 'completed' THEN
        INSERT INTO completions VALUES (NEW.id, NEW.run_token, NEW.result);
      END IF;
-     IF NEW.events_count <> OLD.events_count OR NEW.progress <> OLD.progress
-        OR NEW.current_stage IS DISTINCT FROM OLD.current_stage THEN
+     -- A cancel adds its rows to the job's log (events_count) and is not a run's write.
+     IF NEW.status <> 'cancelled' AND (NEW.events_count <> OLD.events_count
+        OR NEW.progress <> OLD.progress OR NEW.current_stage IS DISTINCT FROM OLD.current_stage) THEN
        INSERT INTO progress_writes VALUES (NEW.id, NEW.run_token, NEW.current_stage, OLD.status);
      END IF;
      RETURN NULL;

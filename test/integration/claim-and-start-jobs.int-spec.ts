@@ -18,7 +18,7 @@ const EMAIL: ClaimTypes = {
 describe('claimAndStartJobs: the Job a handler receives', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs, job_queue.job_events`));
 
   const claimIn = (timeZone: string): Promise<Job[]> =>
     app.dataSource.transaction(async (manager) => {

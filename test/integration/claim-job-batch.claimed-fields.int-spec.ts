@@ -18,7 +18,7 @@ describe('claim_job_batch: what a claim writes', () => {
     );
 
   beforeEach(async () => {
-    await db.client.query(`TRUNCATE job_queue.jobs`);
+    await db.client.query(`TRUNCATE job_queue.jobs, job_queue.job_events`);
     await db.client.query(
       `INSERT INTO job_queue.jobs (id, job_type, priority, data, max_attempts, created_at, run_at, updated_at)
        VALUES (1, 'email', 300, '{"to": "a@example.com"}', 5, $1, $2, $1),

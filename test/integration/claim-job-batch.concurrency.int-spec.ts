@@ -18,7 +18,7 @@ describe('claim_job_batch: concurrent claimers (FOR UPDATE SKIP LOCKED)', () => 
 
   /** All pending job ids, after seeding `JOBS` pending jobs with mixed types and priorities. */
   const seed = async (): Promise<number[]> => {
-    await admin.query(`TRUNCATE job_queue.jobs`);
+    await admin.query(`TRUNCATE job_queue.jobs, job_queue.job_events`);
     const { rows } = await admin.query<{ id: string }>(
       `INSERT INTO job_queue.jobs (job_type, priority, created_at)
        SELECT CASE WHEN g % 2 = 0 THEN 'email' ELSE 'report' END,

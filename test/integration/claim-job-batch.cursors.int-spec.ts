@@ -44,7 +44,7 @@ describe('claim_job_batch: resuming after cursors', () => {
   const db = useClaimTestDatabase();
 
   beforeEach(async () => {
-    await db.client.query(`TRUNCATE job_queue.jobs`);
+    await db.client.query(`TRUNCATE job_queue.jobs, job_queue.job_events`);
     for (const job of PENDING) {
       await db.client.query(
         `INSERT INTO job_queue.jobs (id, job_type, priority, created_at) VALUES ($1, $2, $3, $4)`,

@@ -15,7 +15,7 @@ describe('claim_job_batch: run_at', () => {
   };
 
   beforeEach(async () => {
-    await db.client.query(`TRUNCATE job_queue.jobs`);
+    await db.client.query(`TRUNCATE job_queue.jobs, job_queue.job_events`);
   });
 
   it('never claims a job whose run_at is after p_now, and claims it once p_now reaches run_at', async () => {

@@ -38,7 +38,9 @@ describe('CronScheduler: late fire times are enqueued, missed ones only when no 
   });
   afterAll(() => other?.close());
   beforeEach(async () => {
-    await app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs`);
+    await app.dataSource.query(
+      `TRUNCATE job_queue.job_schedules, job_queue.jobs, job_queue.job_events`,
+    );
     await app.queue.schedule('every-second', '* * * * * *', 'tick', null, { catchUp: 'skip' });
     warnings = jest
       .spyOn((scheduler() as unknown as WarnSeam).logger, 'warn')

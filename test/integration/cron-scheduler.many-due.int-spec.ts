@@ -40,7 +40,9 @@ describe('CronScheduler: one tick fires every schedule that is due, however many
     other = await createQueueTestingModule({ url: app.db.url });
   });
   afterAll(() => other?.close());
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs`));
+  beforeEach(() =>
+    app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs, job_queue.job_events`),
+  );
 
   it(`gives each of ${SCHEDULES} every-second schedules due at one now exactly one job in one tick`, async () => {
     await standAllAt(fireAt);

@@ -53,7 +53,9 @@ describe('CronScheduler: a node that cannot plan a schedule leaves it to the oth
   });
   afterAll(() => other?.close());
   beforeEach(async () => {
-    await app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs`);
+    await app.dataSource.query(
+      `TRUNCATE job_queue.job_schedules, job_queue.jobs, job_queue.job_events`,
+    );
     warnings = jest.spyOn(seams(refusing).logger, 'warn').mockImplementation(() => undefined);
   });
   afterEach(() => warnings.mockRestore());

@@ -38,7 +38,9 @@ describe('CronScheduler: each fire time enqueues one job', () => {
     other = await createQueueTestingModule({ url: app.db.url });
   });
   afterAll(() => other?.close());
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs`));
+  beforeEach(() =>
+    app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs, job_queue.job_events`),
+  );
 
   it('enqueues the due fire time with the schedule’s data and options, then nothing until the next', async () => {
     await app.queue.schedule(

@@ -82,6 +82,8 @@ describe('job event notifications', () => {
       retryDelayMs: null,
       progress: n % 2 === 0 ? 100 : null,
       stage: n % 2 === 0 ? STAGE : null,
+      logRows: [],
+      logOutcome: false,
     }));
     const superseded = await finishJobs(app.dataSource, DEFAULT_SCHEMA, 'worker-a', outcomes, true);
     expect(superseded.map((o) => o.id)).toEqual([jobs[0].id]);

@@ -60,7 +60,7 @@ describe('retention: the pruner and prune()', () => {
   const sorted = (ids: string[]) => [...ids].sort((a, b) => Number(a) - Number(b));
   const pruner = () => app.module.get(JobPruner);
 
-  beforeEach(() => sql(`TRUNCATE job_queue.jobs, job_queue.job_types`));
+  beforeEach(() => sql(`TRUNCATE job_queue.jobs, job_queue.job_events, job_queue.job_types`));
 
   it('deletes finished jobs older than their type’s retention, and nothing else', async () => {
     const keep: string[] = [];

@@ -5,7 +5,7 @@ import { useQueueTestingModule } from '../support/test-app';
 describe('QueueService: management API', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs, job_queue.job_events`));
 
   /** Sets columns by SQL, as a worker (or time passing) would. */
   const update = (id: string, assignments: string): Promise<unknown> =>

@@ -19,7 +19,9 @@ describe('QueueService: pause and resume', () => {
   const app = useQueueTestingModule();
 
   beforeEach(async () => {
-    await app.dataSource.query(`TRUNCATE job_queue.jobs, job_queue.job_types`);
+    await app.dataSource.query(
+      `TRUNCATE job_queue.jobs, job_queue.job_events, job_queue.job_types`,
+    );
   });
 
   const rows = (): Promise<Array<{ job_type: string; paused_at: Date | null }>> =>

@@ -14,7 +14,9 @@ async function refusal(call: Promise<unknown>): Promise<InvalidJobInputError> {
 describe('QueueService: schedule, unschedule, schedules', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs`));
+  beforeEach(() =>
+    app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs, job_queue.job_events`),
+  );
 
   it('stores a schedule and lists it with its next fire time in its zone', async () => {
     const before = Date.now();

@@ -54,7 +54,7 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
   });
 
   beforeEach(async () => {
-    await sql(`TRUNCATE job_queue.jobs, job_queue.job_stats`);
+    await sql(`TRUNCATE job_queue.jobs, job_queue.job_events, job_queue.job_stats`);
   });
 
   it('counts by itself when there is no snapshot yet, and stores what it counted', async () => {

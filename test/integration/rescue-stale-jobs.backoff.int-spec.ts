@@ -24,7 +24,7 @@ interface Rescued {
 describe('rescueStaleJobs: the backoff of a rescued attempt', () => {
   const app = useQueueTestingModule();
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs, job_queue.job_events`));
 
   /** Held rows whose lease expired an hour ago, `SAMPLES` per attempt count, with `policy`. */
   async function staleRows(

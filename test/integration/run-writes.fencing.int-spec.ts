@@ -1,7 +1,7 @@
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { finishJobs, JobOutcome } from '../../libs/job-queue/src/sql/finish-jobs.query';
 import { heartbeatJobs } from '../../libs/job-queue/src/sql/heartbeat-jobs.query';
-import { updateRunProgress } from '../../libs/job-queue/src/sql/update-progress.query';
+import { RunWrite, updateRunProgress } from '../../libs/job-queue/src/sql/update-progress.query';
 import { JobStatus } from 'nest-pg-job-queue';
 import { useQueueTestingModule } from '../support/test-app';
 
@@ -38,6 +38,12 @@ describe('writes of a run are fenced by its token', () => {
       )
     )[0];
 
+  const progressOnly = (progress: number, stage: string): RunWrite => ({
+    progress,
+    stage,
+    rows: [],
+  });
+
   const outcome = (id: string, runToken: number, extra: Partial<JobOutcome> = {}): JobOutcome => ({
     id,
     runToken,
@@ -47,6 +53,8 @@ describe('writes of a run are fenced by its token', () => {
     retryDelayMs: null,
     progress: null,
     stage: null,
+    logRows: [],
+    logOutcome: false,
     ...extra,
   });
 
@@ -95,13 +103,19 @@ describe('writes of a run are fenced by its token', () => {
 
   it('writes the progress of the current run only, and of none once the job is not held', async () => {
     const id = await heldJob(2);
-    expect(await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 1, 50, 'run 1')).toBe(false);
+    expect(
+      await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 1, progressOnly(50, 'run 1')),
+    ).toBe(false);
     expect(await row(id)).toMatchObject({ progress: 5, current_stage: 'before' });
-    expect(await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 2, 60, 'run 2')).toBe(true);
+    expect(
+      await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 2, progressOnly(60, 'run 2')),
+    ).toBe(true);
     expect(await row(id)).toMatchObject({ progress: 60, current_stage: 'run 2' });
 
     await app.queue.cancel(id);
-    expect(await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 2, 70, 'run 2')).toBe(false);
+    expect(
+      await updateRunProgress(app.dataSource, DEFAULT_SCHEMA, id, 2, progressOnly(70, 'run 2')),
+    ).toBe(false);
     expect(await row(id)).toMatchObject({ status: 'cancelled', progress: 60 });
   });
 

@@ -23,7 +23,7 @@ describe('scheduled jobs: enqueue, the stager, cancel, retry and stats', () => {
   const app = useQueueTestingModule();
   const all = () => statuses((sql) => app.dataSource.query(sql));
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs`));
+  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.jobs, job_queue.job_events`));
 
   it('enqueues a job due later as scheduled and one due now (or earlier) as pending', async () => {
     const later = await app.queue.enqueue('t', {}, { delayMs: HOUR_MS });

@@ -55,7 +55,9 @@ describe('schedules: the first fire time comes from the database’s clock, not 
   const app = useQueueTestingModule();
   const query = (sql: string) => app.dataSource.query(sql);
 
-  beforeEach(() => app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs`));
+  beforeEach(() =>
+    app.dataSource.query(`TRUNCATE job_queue.job_schedules, job_queue.jobs, job_queue.job_events`),
+  );
 
   it('schedule() on a node 30 s ahead: a fire time 15 s away is not skipped to the next day', async () => {
     const { cron, fireAt } = await dailyAt(query, 15_000);

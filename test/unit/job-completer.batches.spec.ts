@@ -58,6 +58,8 @@ const completion = (id: number, resultJson = '{}'): QueuedOutcome => ({
   retryDelayMs: null,
   progress: null,
   stage: null,
+  logRows: [],
+  logOutcome: false,
   ifRefused: { status: JobStatus.Failed, retryDelayMs: null },
   subject: {
     id: String(id),

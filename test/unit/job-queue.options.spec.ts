@@ -47,7 +47,13 @@ describe('resolveJobQueueOptions', () => {
       databaseTimeoutMs: 10_000,
       retention: { completedMs: 86_400_000, failedMs: 604_800_000, cancelledMs: 604_800_000 },
       retentionIntervalMs: 60_000,
-      events: { remote: false, bufferSize: 10_000, waitPollIntervalMs: 1_000 },
+      events: {
+        remote: false,
+        bufferSize: 10_000,
+        waitPollIntervalMs: 1_000,
+        maxLogRowsPerJob: 1_000,
+        logCompletedRuns: false,
+      },
     });
     expect(resolveJobQueueOptions({})).toEqual({ ...resolved, workerId: expect.any(String) });
   });

@@ -49,6 +49,10 @@ const SHIPPED: Record<string, string> = {
     'f955b0dcb8a346e7586f691a3af094c0a29f27f2f253b79ba0deee29c80a7667',
   'ResumeClaimsAtCursors1795939200009 down':
     '51bd68bf8b43deefe4fa44c5fb5e1cc644812196dde70673e622d182e41ffcc5',
+  'CreateJobEventsTable1795939200010 up':
+    'f473624ce6935238a7bac8f147152f5c423b5264c65cb0fe24a00e751e91cee2',
+  'CreateJobEventsTable1795939200010 down':
+    '9a24a8da344e967845eba6e86a0be19f6bb6a966596a64d27717d9ba2c05c8a3',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

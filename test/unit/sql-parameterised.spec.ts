@@ -21,6 +21,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the column list of job_schedules that statements return: a constant of sql/, never input',
   '* schema.jobScheduleTicks':
     'the cron ticks record, `"<schema>".job_schedule_ticks`: checked and quoted',
+  '* schema.jobEvents': 'the job log table, `"<schema>".job_events`: checked and quoted',
   '* schema.jobStats': 'the stats snapshot table, `"<schema>".job_stats`: checked and quoted',
   '* schema.quoted': 'the queue\'s schema, `"<schema>"`: an identifier, checked and quoted',
   '* schema.claimJobBatch': 'the claim function, `"<schema>".claim_job_batch`: checked and quoted',
@@ -94,16 +95,56 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the cancel statement, extended by its notifying shape: the checked schema and constants',
   'libs/job-queue/src/sql/cancel-job.query.ts CANCELLED_EVENT':
     'the event payload expression of sql/job-events.notify.ts: constants, origin a parameter',
-  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_PROGRESS(schema)':
-    'the progress write, wrapped by its notifying shape: the checked schema and constants',
+  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_PROGRESS_WRITE(schema)':
+    'the progress write, shared by its plain and notifying shapes: the checked schema and constants',
   'libs/job-queue/src/sql/update-progress.query.ts PROGRESS_EVENT':
     'the event payload expression of sql/job-events.notify.ts: constants, origin a parameter',
-  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_RUN_PROGRESS_WHERE(schema)':
-    "a run's progress write shared by its two shapes: the checked schema and constants",
-  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_RUN_PROGRESS_RETURNING(schema)':
-    "a run's progress write returning its event's columns: the checked schema and constants",
+  'libs/job-queue/src/sql/update-progress.query.ts UPDATE_RUN_WRITE(schema)':
+    "a run's progress and log write shared by its two shapes: the checked schema and constants",
+  "libs/job-queue/src/sql/update-progress.query.ts givenLogRowsCte('updated', 6)":
+    "the log rows CTE of sql/job-log-rows.ts over the statement's own CTE; rows are parameters",
+  "libs/job-queue/src/sql/update-progress.query.ts insertLogRowsCte(schema, 'SELECT * FROM log_rows')":
+    'the insert of the log rows (sql/job-log-rows.ts): the checked schema and constants',
   'libs/job-queue/src/sql/update-progress.query.ts RUN_PROGRESS_EVENT':
     'the event payload expression of sql/job-events.notify.ts: constants, origin a parameter',
+  'libs/job-queue/src/sql/cancel-job.query.ts claimedRowMissingSql(schema)':
+    "the test for a run's missing claimed row (sql/job-log-rows.ts): the checked schema, constants",
+  "libs/job-queue/src/sql/cancel-job.query.ts insertLogRowsCte(schema, endedRunRowsSql('cancelled', 'cancelled', 'NULL::text'))":
+    "the cancel's log rows (sql/job-log-rows.ts): the checked schema and constants",
+  'libs/job-queue/src/sql/rescue-stale-jobs.query.ts claimedRowMissingSql(schema)':
+    "the test for a run's missing claimed row (sql/job-log-rows.ts): the checked schema, constants",
+  "libs/job-queue/src/sql/rescue-stale-jobs.query.ts insertLogRowsCte(schema, endedRunRowsSql('rescued', 'rescued', 'x.last_error'))":
+    "the rescue's log rows (sql/job-log-rows.ts): the checked schema and constants",
+  'libs/job-queue/src/sql/finish-jobs.query.ts log.arrays':
+    'what the logged outcome write adds to its input arrays: constants of the same file',
+  'libs/job-queue/src/sql/finish-jobs.query.ts log.columns':
+    'what the logged outcome write adds to its input columns: constants of the same file',
+  'libs/job-queue/src/sql/finish-jobs.query.ts log.set':
+    'what the logged outcome write adds to its SET: constants of the same file',
+  'libs/job-queue/src/sql/finish-jobs.query.ts log.returning':
+    'what the logged outcome write adds to its RETURNING: constants of the same file',
+  "libs/job-queue/src/sql/finish-jobs.query.ts firstLineSql('done.last_error')":
+    "the first line of the error (sql/job-log-rows.ts) of the statement's own CTE: constants",
+  'libs/job-queue/src/sql/finish-jobs.query.ts FINISH_JOBS_LOGGED_WRITE(schema)':
+    'the logged outcome write shared by its two shapes: the checked schema and constants',
+  'libs/job-queue/src/sql/finish-jobs.query.ts FINISH_LOGGED_EVENTS':
+    'the NOTIFY CTEs of sql/job-events.notify.ts over the finished jobs; values are parameters',
+  'libs/job-queue/src/sql/job-log-rows.ts arrays':
+    'the unnest() of each log row array, placeholders and fixed types built in the same function',
+  'libs/job-queue/src/sql/job-log-rows.ts landed':
+    "the name of the caller's CTE of landed writes: a constant of the caller",
+  'libs/job-queue/src/sql/job-log-rows.ts rows':
+    "the caller's query of the rows to insert: a constant of the caller",
+  'libs/job-queue/src/sql/job-log-rows.ts ended':
+    "the name of the caller's CTE of ended runs: a constant of the caller",
+  'libs/job-queue/src/sql/job-log-rows.ts kind':
+    "a row kind: a JobLogKind literal of the caller's, never input",
+  'libs/job-queue/src/sql/job-log-rows.ts message':
+    "the caller's SQL expression of the row's message: a constant of the caller",
+  'libs/job-queue/src/sql/job-log-rows.ts text':
+    "the caller's SQL expression of an error text: a constant of the caller",
+  'libs/job-queue/src/sql/job-log-rows.ts MAX_LOG_MESSAGE_CHARS':
+    'a number constant of job-queue.constants.ts',
   'libs/job-queue/src/sql/job-events.notify.ts ITEM':
     'the JSON item of one event row: a constant of the same file',
   'libs/job-queue/src/sql/job-events.notify.ts rows':

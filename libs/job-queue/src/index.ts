@@ -49,6 +49,11 @@ export type {
   OnJobEventOptions,
   WaitForJobOptions,
 } from './interfaces/job-event.interface';
+export type {
+  JobLogEntry,
+  JobLogKind,
+  JobLogReadOptions,
+} from './interfaces/job-log-entry.interface';
 
 // Errors
 export {

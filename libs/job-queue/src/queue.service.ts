@@ -52,6 +52,12 @@ import { JOB_OPTION_KEYS, toBatchInsertRows, toJobInsertRow } from './queue/job-
 import { insertHoldingUniqueKeys } from './queue/insert-holding-unique-keys';
 import { WaitForJobOptions } from './interfaces/job-event.interface';
 import { JobEventStream } from './events/job-event-stream';
+import { JobLogEntry, JobLogReadOptions } from './interfaces/job-log-entry.interface';
+import { readJobLog } from './sql/job-log.query';
+
+const JOB_LOG_READ_KEYS = ['after', 'limit'];
+const DEFAULT_JOB_LOG_PAGE = 100;
+const MAX_JOB_LOG_PAGE = 1_000;
 import { JobWaits } from './events/job-waits';
 import { jobEvent } from './events/job-event-payload';
 
@@ -123,6 +129,25 @@ export class QueueService {
     const row = await getJobRow(this.db(), this.options.schema, jobId);
     if (!row) throw new JobNotFoundError(id);
     return toJob(row) as Job<T>;
+  }
+
+  /**
+   * A page of the job's log, oldest first: what the queue did with it, its progress writes and
+   * its handler's `ctx.log` lines (`JobLogEntry`). Read on with `after` set to the last entry's
+   * id. Throws `JobNotFoundError` when there is no such job (a pruned job's log went with it),
+   * `InvalidJobInputError` for a bad `after` or `limit`.
+   */
+  async jobEvents(id: string | number, options: JobLogReadOptions = {}): Promise<JobLogEntry[]> {
+    const jobId = checkJobId('id', id);
+    jobInput.knownKeys(jobInput.plainObject('options', options), JOB_LOG_READ_KEYS);
+    const after = options.after === undefined ? '0' : checkJobId('after', options.after);
+    const limit =
+      options.limit === undefined
+        ? DEFAULT_JOB_LOG_PAGE
+        : jobInput.integer('limit', options.limit, 1, MAX_JOB_LOG_PAGE);
+    const entries = await readJobLog(this.db(), this.options.schema, jobId, after, limit);
+    if (!entries) throw new JobNotFoundError(id);
+    return entries;
   }
 
   /**

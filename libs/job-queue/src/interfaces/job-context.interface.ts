@@ -44,6 +44,17 @@ export interface JobContext<T = unknown> {
    * as `Promise<Result | SnoozeJob>`. A bad delay throws `InvalidJobInputError` (`snoozeMs`).
    */
   snooze(delayMs: number): SnoozeJob;
+  /**
+   * Adds a line to the job's log (`QueueService.jobEvents`), with `data` if given: a line is
+   * kept in memory and written with the run's next progress write or its outcome, at the latest
+   * `progressThrottleMs` later, never in a statement of its own. Only this run's: once the job
+   * was cancelled, retried or taken back, its lines are not written. At most
+   * `events.maxLogRowsPerJob` rows per job; lines past it are dropped, and a last row says how
+   * many. Checked at once: a message that is not a string of at most 2000 characters PostgreSQL
+   * can store, or `data` that is not JSON of at most 4096 bytes, throws `InvalidJobInputError`
+   * (`message` or `data`), which never quotes either.
+   */
+  log(message: string, data?: unknown): void;
 }
 
 /** The shape of a handler method. @publicApi */

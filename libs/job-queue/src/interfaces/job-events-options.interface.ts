@@ -21,4 +21,18 @@ export interface JobEventsOptions {
   bufferSize?: number;
   /** How often `waitForJob` reads the waited jobs when this process does not LISTEN. Default: 1000. */
   waitPollIntervalMs?: number;
+  /**
+   * Most rows of a job's log (`job_events`) that its runs' `ctx.log` lines and progress writes
+   * may fill; past it they are dropped, and the run's outcome adds one row saying how many. The
+   * queue's own rows (claimed, the outcome, cancelled, rescued) are always written. 0: lines and
+   * progress rows are not kept. Default: 1000.
+   */
+  maxLogRowsPerJob?: number;
+  /**
+   * Whether a run that completes without a log line or progress write of its own writes its
+   * `claimed` and `completed` rows. Off (the default), the log holds every run that logged,
+   * reported progress, failed, was retried, snoozed, cancelled or rescued, and a plain
+   * completion costs no row: on, every job's log is complete, at a cost the README gives.
+   */
+  logCompletedRuns?: boolean;
 }

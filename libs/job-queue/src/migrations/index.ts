@@ -11,6 +11,7 @@ import { skipPausedJobTypesInClaimFor } from './1795939200006-SkipPausedJobTypes
 import { pinPrunePlanFor } from './1795939200007-PinPrunePlan';
 import { createJobScheduleTicksTableFor } from './1795939200008-CreateJobScheduleTicksTable';
 import { resumeClaimsAtCursorsFor } from './1795939200009-ResumeClaimsAtCursors';
+import { createJobEventsTableFor } from './1795939200010-CreateJobEventsTable';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -52,6 +53,7 @@ export function jobQueueMigrationsFor(
     pinPrunePlanFor(schema),
     createJobScheduleTicksTableFor(schema),
     resumeClaimsAtCursorsFor(schema),
+    createJobEventsTableFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

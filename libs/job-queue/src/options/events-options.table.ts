@@ -31,6 +31,20 @@ export const EVENTS_OPTIONS = {
     min: 1,
     doc: 'how often `waitForJob` reads the waited jobs while this process does not LISTEN',
   }),
+  maxLogRowsPerJob: integerOption({
+    default: 1_000,
+    min: 0,
+    doc:
+      "most rows of a job's log that `ctx.log` lines and progress writes may fill (dropped " +
+      "rows are counted in a last row, not in `events_count`); the queue's own lifecycle " +
+      'rows are always written; 0 keeps no lines',
+  }),
+  logCompletedRuns: booleanOption({
+    default: false,
+    doc:
+      'a run that completes without logging or reporting progress writes its `claimed` and ' +
+      '`completed` rows too; off, a plain completion writes no row (see the README for the cost)',
+  }),
 } satisfies {
   [K in keyof JobEventsOptions]-?: OptionSpec<ResolvedEventsOptions[K], ResolvedEventsOptions>;
 };

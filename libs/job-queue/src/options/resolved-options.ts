@@ -32,6 +32,8 @@ export interface ResolvedEventsOptions {
   remote: boolean;
   bufferSize: number;
   waitPollIntervalMs: number;
+  maxLogRowsPerJob: number;
+  logCompletedRuns: boolean;
 }
 
 /** Every option filled in and checked: what the rest of the library reads. */

@@ -1,14 +1,18 @@
 import { Queryable, queryRows, JobRow } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { oneJobEventPayload } from './job-events.notify';
+import { claimedRowMissingSql, endedRunRowsSql, insertLogRowsCte } from './job-log-rows';
 
+// The job's log gets a `cancelled` row, after the running run's `claimed` row if it wrote none.
 const CANCEL_JOB = (schema: QueueSchema): string => `
   WITH cancelled AS (
-    UPDATE ${schema.jobs} SET status = 'cancelled', completed_at = pg_catalog.now(),
-                              updated_at = pg_catalog.now()
-    WHERE id = $1::bigint AND status IN ('scheduled', 'pending', 'claimed', 'running')
-    RETURNING *
-  )
+    UPDATE ${schema.jobs} AS j SET status = 'cancelled', completed_at = pg_catalog.now(),
+      events_count = j.events_count + 1
+        + CASE WHEN ${claimedRowMissingSql(schema)} THEN 1 ELSE 0 END,
+      updated_at = pg_catalog.now()
+    WHERE j.id = $1::bigint AND j.status IN ('scheduled', 'pending', 'claimed', 'running')
+    RETURNING j.*, ${claimedRowMissingSql(schema)} AS claimed_missing
+  ), ${insertLogRowsCte(schema, endedRunRowsSql('cancelled', 'cancelled', 'NULL::text'))}
   SELECT cancelled.* FROM cancelled
     CROSS JOIN LATERAL pg_catalog.pg_notify($2::text,
       cancelled.id::text || ':' || cancelled.run_token::text) AS notified`;

@@ -2,6 +2,13 @@ import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
 import { notifyJobEventsCtes } from './job-events.notify';
+import {
+  firstLineSql,
+  givenLogRowsCte,
+  insertLogRowsCte,
+  JobLogRow,
+  jobLogRowParameters,
+} from './job-log-rows';
 
 /**
  * The outcome of a run whose handler snoozed its job (`SnoozeJob`): written like a retry after
@@ -31,6 +38,13 @@ export interface JobOutcome {
   /** Progress the throttle had not written yet; null: unchanged. */
   progress: number | null;
   stage: string | null;
+  /**
+   * The run's log rows still to write (its lines, progress, `claimed` row), written before its
+   * outcome's own row; and whether the outcome writes that row (`completed`, `retrying` with the
+   * error's first line, `failed`, `snoozed`).
+   */
+  logRows: readonly JobLogRow[];
+  logOutcome: boolean;
 }
 
 /** An outcome that changed nothing: its run no longer held the job. */
@@ -50,15 +64,39 @@ const STILL_OURS = `j.id = o.id AND j.run_token = o.run_token AND j.worker_id = 
 const SUPERSEDED = `SELECT o.id::text AS id, o.run_token FROM o
      WHERE NOT EXISTS (SELECT 1 FROM done WHERE done.id = o.id AND done.run_token = o.run_token)`;
 
-/** The outcome write's input rows and its UPDATE (`done`), for both the plain and notifying shape. */
-const FINISH_JOBS_WRITE = (schema: QueueSchema): string => `
+/** What the logged shape adds to the outcome write, at four places; nothing in the plain one. */
+interface OutcomeLogParts {
+  arrays: string;
+  columns: string;
+  set: string;
+  returning: string;
+}
+
+const NO_LOG: OutcomeLogParts = { arrays: '', columns: '', set: '', returning: '' };
+
+/**
+ * `o` also says how many log rows each outcome adds (`$10`) and whether it writes its own row
+ * (`$11`); `events_count` grows by that many; `done` returns both for the rows' insert.
+ */
+const WITH_LOG: OutcomeLogParts = {
+  arrays: `,
+        pg_catalog.unnest($10::integer[]), pg_catalog.unnest($11::boolean[])`,
+  columns: ', log_count, log_outcome',
+  set: `
+    events_count = j.events_count + o.log_count,`,
+  returning: `,
+    o.log_outcome, o.last_error`,
+};
+
+/** The outcome write's input rows and its UPDATE (`done`), for every shape. */
+const finishJobsWrite = (schema: QueueSchema, log: OutcomeLogParts): string => `
   WITH o AS (
     SELECT * FROM ROWS FROM (
         pg_catalog.unnest($2::bigint[]), pg_catalog.unnest($3::integer[]),
         pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::jsonb[]),
         pg_catalog.unnest($6::text[]), pg_catalog.unnest($7::float8[]),
-        pg_catalog.unnest($8::smallint[]), pg_catalog.unnest($9::text[]))
-      AS o(id, run_token, status, result, last_error, retry_delay_ms, progress, stage)
+        pg_catalog.unnest($8::smallint[]), pg_catalog.unnest($9::text[])${log.arrays})
+      AS o(id, run_token, status, result, last_error, retry_delay_ms, progress, stage${log.columns})
   ), done AS (
   UPDATE ${schema.jobs} AS j SET
     status = CASE WHEN o.status NOT IN ('pending', 'snoozed') THEN o.status
@@ -74,18 +112,54 @@ const FINISH_JOBS_WRITE = (schema: QueueSchema): string => `
     worker_id = CASE WHEN o.status IN ('pending', 'snoozed') THEN NULL ELSE j.worker_id END,
     heartbeat_at = NULL,
     progress = COALESCE(o.progress, j.progress),
-    current_stage = COALESCE(o.stage, j.current_stage),
+    current_stage = COALESCE(o.stage, j.current_stage),${log.set}
     updated_at = pg_catalog.now()
   FROM o
   WHERE ${STILL_OURS}
   RETURNING j.id, j.run_token, j.job_type, j.status, j.attempts, j.progress, j.current_stage,
-    CASE o.status WHEN 'pending' THEN 'retrying' ELSE o.status END AS event
+    CASE o.status WHEN 'pending' THEN 'retrying' ELSE o.status END AS event${log.returning}
   )`;
+
+const FINISH_JOBS_WRITE = (schema: QueueSchema): string => finishJobsWrite(schema, NO_LOG);
 
 const FINISH_JOBS = (schema: QueueSchema): string => `${FINISH_JOBS_WRITE(schema)}
   ${SUPERSEDED}`;
 
 const FINISH_EVENTS = notifyJobEventsCtes('done', '$10::text', '$1::text');
+
+/**
+ * `FINISH_JOBS_WRITE` that also writes the job's log: `o` gains how many rows each outcome adds
+ * (`$10`) and whether it writes its own row (`$11`); the rows given (`$12`..`$17`) come first,
+ * then each outcome's row, only for the outcomes that landed.
+ */
+/**
+ * The rows of a logged outcome write: the runs' rows given, then each outcome's own (after all
+ * given ones, so after its run's); the snooze's attempt is the run's, before it was given back.
+ */
+const OUTCOME_LOG_ROWS = `SELECT * FROM log_rows UNION ALL
+     SELECT done.id, done.run_token,
+            CASE WHEN done.event = 'snoozed' THEN done.attempts + 1 ELSE done.attempts END,
+            pg_catalog.now(), done.event,
+            CASE WHEN done.event IN ('retrying', 'failed')
+                 THEN ${firstLineSql('done.last_error')} END,
+            NULL::jsonb, pg_catalog.cardinality($12::bigint[]) + 1
+     FROM done WHERE done.log_outcome`;
+
+const FINISH_JOBS_LOGGED_WRITE = (schema: QueueSchema): string =>
+  `${finishJobsWrite(schema, WITH_LOG)},${givenLogRowsCte('done', 12)},
+  ${insertLogRowsCte(schema, OUTCOME_LOG_ROWS)}`;
+
+const FINISH_JOBS_LOGGED = (schema: QueueSchema): string => `${FINISH_JOBS_LOGGED_WRITE(schema)}
+  ${SUPERSEDED}`;
+
+const FINISH_LOGGED_EVENTS = notifyJobEventsCtes('done', '$18::text', '$1::text');
+
+/** `FINISH_JOBS_AND_NOTIFY` that also writes the job's log (`FINISH_JOBS_LOGGED_WRITE`). */
+const FINISH_JOBS_LOGGED_AND_NOTIFY = (schema: QueueSchema): string =>
+  `${FINISH_JOBS_LOGGED_WRITE(schema)},
+  ${FINISH_LOGGED_EVENTS},
+  superseded AS (${SUPERSEDED})
+  SELECT superseded.* FROM events_notified LEFT JOIN superseded ON true`;
 
 /**
  * The outcome write that also notifies each landed outcome's event (`events.remote`). The LEFT
@@ -114,6 +188,7 @@ export async function finishJobs(
   if (outcomes.every(isPlainCompletion)) {
     return completeJobs(db, schema, workerId, outcomes, notify);
   }
+  if (outcomes.some(writesLog)) return finishJobsLogged(db, schema, workerId, outcomes, notify);
   const queue = queueSchema(schema);
   const parameters: unknown[] = [
     workerId,
@@ -133,6 +208,46 @@ export async function finishJobs(
   );
 }
 
+/** `finishJobs` for a batch that writes log rows: the same write, with the rows. */
+async function finishJobsLogged(
+  db: Queryable,
+  schema: string,
+  workerId: string,
+  outcomes: readonly JobOutcome[],
+  notify: boolean,
+): Promise<SupersededOutcome[]> {
+  const queue = queueSchema(schema);
+  const parameters: unknown[] = [
+    workerId,
+    outcomes.map((o) => o.id),
+    outcomes.map((o) => o.runToken),
+    outcomes.map((o) => o.status),
+    outcomes.map((o) => o.resultJson),
+    outcomes.map((o) => o.lastError),
+    outcomes.map((o) => o.retryDelayMs),
+    outcomes.map((o) => o.progress),
+    outcomes.map((o) => o.stage),
+    outcomes.map((o) => o.logRows.length + (o.logOutcome ? 1 : 0)),
+    outcomes.map((o) => o.logOutcome),
+    ...jobLogRowParameters(outcomes.flatMap((o) => o.logRows)),
+  ];
+  if (!notify) {
+    return queryRows<SupersededOutcome>(db, queue.statement(FINISH_JOBS_LOGGED), parameters);
+  }
+  parameters.push(queue.eventsChannel);
+  return landedOnly(
+    await queryRows<SupersededOutcome>(
+      db,
+      queue.statement(FINISH_JOBS_LOGGED_AND_NOTIFY),
+      parameters,
+    ),
+  );
+}
+
+function writesLog(outcome: JobOutcome): boolean {
+  return outcome.logOutcome || outcome.logRows.length > 0;
+}
+
 /** The superseded outcomes of a notifying write: its row of nulls (none superseded) dropped. */
 function landedOnly(rows: SupersededOutcome[]): SupersededOutcome[] {
   return rows.filter((row) => row.id !== null);
@@ -140,7 +255,10 @@ function landedOnly(rows: SupersededOutcome[]): SupersededOutcome[] {
 
 function isPlainCompletion(outcome: JobOutcome): boolean {
   return (
-    outcome.status === JobStatus.Completed && outcome.progress === null && outcome.stage === null
+    outcome.status === JobStatus.Completed &&
+    outcome.progress === null &&
+    outcome.stage === null &&
+    !writesLog(outcome)
   );
 }
 

@@ -37,6 +37,8 @@ export class QueueSchema {
   readonly jobScheduleTicks: string;
   /** The one-row snapshot of `stats()` counts: `"job_queue".job_stats`. */
   readonly jobStats: string;
+  /** Each job's event log, written with its transitions: `"job_queue".job_events`. */
+  readonly jobEvents: string;
   /** The claim function: `"job_queue".claim_job_batch`. */
   readonly claimJobBatch: string;
   /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
@@ -63,6 +65,7 @@ export class QueueSchema {
     this.jobSchedules = `${this.quoted}.job_schedules`;
     this.jobScheduleTicks = `${this.quoted}.job_schedule_ticks`;
     this.jobStats = `${this.quoted}.job_stats`;
+    this.jobEvents = `${this.quoted}.job_events`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.insertedChannel = `${name}_jobs_inserted`;

@@ -1,6 +1,7 @@
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { notifyJobEventsCtes } from './job-events.notify';
+import { claimedRowMissingSql, endedRunRowsSql, insertLogRowsCte } from './job-log-rows';
 
 export interface RescuedJobRow {
   id: string;
@@ -32,7 +33,8 @@ const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
                  COALESCE(j.backoff_base_ms, $4::integer)::float8
                    * pg_catalog.power(2::float8,
                                       LEAST(GREATEST(j.attempts - 1, 0), 64)::float8)) AS capped_ms,
-           COALESCE(j.backoff_jitter, $6::float8) AS jitter
+           COALESCE(j.backoff_jitter, $6::float8) AS jitter,
+           ${claimedRowMissingSql(schema)} AS claimed_missing
     FROM ${schema.jobs} j
     WHERE (SELECT held FROM lock)
       AND j.status IN ('claimed', 'running')
@@ -57,11 +59,14 @@ const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
     completed_at = CASE WHEN stale.exhausted THEN pg_catalog.now() ELSE NULL END,
     run_at = CASE WHEN stale.exhausted THEN pg_catalog.now()
                   ELSE pg_catalog.now() + stale.delay_ms * interval '1 millisecond' END,
-    worker_id = NULL, heartbeat_at = NULL, updated_at = pg_catalog.now()
+    worker_id = NULL, heartbeat_at = NULL,
+    events_count = j.events_count + 1 + CASE WHEN stale.claimed_missing THEN 1 ELSE 0 END,
+    updated_at = pg_catalog.now()
   FROM delayed AS stale WHERE j.id = stale.id
   RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at, j.attempts, j.progress,
-    j.current_stage, 'rescued'::text AS event
-  )`;
+    j.current_stage, 'rescued'::text AS event, j.run_token, j.claimed_at, j.last_error,
+    stale.claimed_missing
+  ), ${insertLogRowsCte(schema, endedRunRowsSql('rescued', 'rescued', 'x.last_error'))}`;
 
 const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `${RESCUE_STALE_JOBS_WITH(schema)}
   SELECT id, job_type, status, worker_id, run_at, attempts, progress, current_stage FROM rescued`;

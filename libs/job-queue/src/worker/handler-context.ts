@@ -7,6 +7,8 @@ import { JobProgressReporter, UnwrittenProgress } from './job-progress.reporter'
 import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';
 import { JobEventStream } from '../events/job-event-stream';
+import { RunLog } from './run-log';
+import { checkLogData, checkLogMessage } from '../validation/log-line.checks';
 
 /**
  * The `ctx` a handler receives, for one run of its job. Its logger, progress reporter and abort
@@ -25,6 +27,7 @@ export class HandlerContext implements JobContext {
     private readonly superseded: SupersededWrites,
     private readonly events: JobEventStream,
     private readonly notifyOrigin: string | undefined,
+    private readonly maxLogRowsPerJob: number,
   ) {}
 
   get job(): Job {
@@ -41,7 +44,17 @@ export class HandlerContext implements JobContext {
   }
 
   /** An arrow, so that `const { progress } = ctx` keeps working. */
-  progress = (percent: number, stage?: string): Promise<void> => {
+  progress = (percent: number, stage?: string): Promise<void> =>
+    this.runReporter().report(percent, stage);
+
+  /** An arrow, like `progress`. Checks at once; the line waits for the run's next write. */
+  log = (message: string, data?: unknown): void => {
+    const text = checkLogMessage(message);
+    const dataJson = checkLogData(data);
+    this.runReporter().logLine(text, dataJson);
+  };
+
+  private runReporter(): JobProgressReporter {
     this.reporter ??= new JobProgressReporter(
       this.dataSource,
       this.schema,
@@ -51,9 +64,10 @@ export class HandlerContext implements JobContext {
       this.superseded,
       this.events,
       this.notifyOrigin,
+      new RunLog(this.entry.job, this.maxLogRowsPerJob),
     );
-    return this.reporter.report(percent, stage);
-  };
+    return this.reporter;
+  }
 
   /** An arrow, like `progress`. The executor recognises the returned value. */
   snooze = (delayMs: number): SnoozeJob => new SnoozeJob(delayMs);
@@ -66,5 +80,10 @@ export class HandlerContext implements JobContext {
   /** Stops progress writes; returns what no write has carried yet (none if never reported). */
   close(): Promise<UnwrittenProgress | undefined> | undefined {
     return this.reporter?.takeUnwritten();
+  }
+
+  /** The run's log rows (none if the handler neither logged nor reported progress). */
+  get runLog(): RunLog | undefined {
+    return this.reporter?.log;
   }
 }

@@ -244,6 +244,9 @@ export class JobCompleter {
               "The handler's error was not stored.",
       progress: null,
       stage: null,
+      // The run's rows are left out: they may be what the database refused.
+      logRows: [],
+      logOutcome: true,
     };
     try {
       const superseded = await this.finish([failed]);

@@ -18,6 +18,7 @@ import { SNOOZED } from '../sql/finish-jobs.query';
 import { serialiseData } from '../validation/json-data';
 import { JobCompleter, QueuedOutcome } from './job-completer';
 import { HandlerContext } from './handler-context';
+import { RunLog } from './run-log';
 import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
 import { retryDelayMs, retryPolicyFor, retryPolicyOfJob } from '../retry/retry-policy';
@@ -108,7 +109,8 @@ export class JobExecutor {
     const handler = this.registry.get(job.jobType);
     if (!handler) {
       // Only possible with `worker.jobTypes` naming a type without a handler (checked at boot).
-      return this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true);
+      const failed = this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true);
+      return this.withLog(failed, job, undefined);
     }
     const ctx = new HandlerContext(
       entry,
@@ -118,6 +120,7 @@ export class JobExecutor {
       this.running.superseded,
       this.events,
       this.options.events.remote ? this.options.workerId : undefined,
+      this.options.events.maxLogRowsPerJob,
     );
     const { timeoutMs } = handler.options;
     const timer =
@@ -158,6 +161,24 @@ export class JobExecutor {
       progress: last?.progress ?? job.progress,
       currentStage: unwritten?.stage ?? ctx.landedProgress?.stage ?? job.currentStage,
     };
+    if (unwritten) ctx.runLog?.progress(unwritten.progress, unwritten.stage);
+    return this.withLog(outcome, job, ctx.runLog);
+  }
+
+  /**
+   * The outcome with the rows it writes to the job's log: the run's rows still to write, then
+   * its own row. A run that completes with no log of its own writes no rows unless
+   * `events.logCompletedRuns` (a row per claim and per completion is what the log would cost
+   * every short job); any other outcome writes its row, and the run's `claimed` row before it.
+   */
+  private withLog(outcome: QueuedOutcome, job: Job, runLog: RunLog | undefined): QueuedOutcome {
+    const logOutcome =
+      outcome.status !== JobStatus.Completed ||
+      this.options.events.logCompletedRuns ||
+      runLog?.used === true;
+    outcome.logOutcome = logOutcome;
+    if (!logOutcome) return outcome;
+    outcome.logRows = runLog ? runLog.takeForOutcome() : RunLog.claimedOnly(job);
     return outcome;
   }
 
@@ -212,6 +233,8 @@ export class JobExecutor {
       retryDelayMs: null,
       progress: null,
       stage: null,
+      logRows: [],
+      logOutcome: false,
       ifRefused: this.attemptFailed(job, handler, false),
     };
   }
@@ -231,6 +254,8 @@ export class JobExecutor {
       retryDelayMs: delayMs,
       progress: null,
       stage: null,
+      logRows: [],
+      logOutcome: false,
       ifRefused: this.attemptFailed(job, handler, false),
     };
   }
@@ -256,6 +281,8 @@ export class JobExecutor {
       lastError,
       progress: null,
       stage: null,
+      logRows: [],
+      logOutcome: false,
       ifRefused: failed,
     };
   }

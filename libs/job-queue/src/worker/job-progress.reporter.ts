@@ -8,6 +8,7 @@ import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';
 import { JobEventStream } from '../events/job-event-stream';
 import { jobEvent } from '../events/job-event-payload';
+import { RunLog } from './run-log';
 
 /** A progress value no write has carried yet. */
 export interface UnwrittenProgress {
@@ -16,9 +17,11 @@ export interface UnwrittenProgress {
 }
 
 /**
- * `ctx.progress` for one run of a job: at most one write per `throttleMs`; calls in between only
- * keep the newest value, written when the period ends. Whatever is still unwritten when the
- * handler returns is handed to the completion write (`takeUnwritten`), so the last value lands.
+ * `ctx.progress` and `ctx.log` for one run of a job: at most one write per `throttleMs`; progress
+ * calls in between only keep the newest value, log lines wait in the run's log (`RunLog`), and
+ * both go out when the period ends, in one statement. Whatever is still unwritten when the
+ * handler returns is handed to the completion write (`takeUnwritten`, and the log's rows), so
+ * the last value and every kept line land.
  *
  * Every write carries the run's fencing token: once the job was cancelled, retried or taken back
  * the write changes nothing, is counted as superseded, and aborts the run (if nothing did yet).
@@ -42,7 +45,16 @@ export class JobProgressReporter {
     private readonly events: JobEventStream,
     /** This process's workerId when writes notify their event (`events.remote`). */
     private readonly notifyOrigin: string | undefined,
+    /** The run's log rows; a write takes what waits there. */
+    readonly log: RunLog,
   ) {}
+
+  /** Keeps a log line (already checked) for the next write, which it schedules. */
+  logLine(message: string, dataJson: string | null): void {
+    if (this.closed || !this.log.line(message, dataJson)) return;
+    const wait = this.lastWriteAt + this.throttleMs - Date.now();
+    this.scheduleWrite(Math.max(wait, 0));
+  }
 
   /** Validates at once (bad values throw to the handler), writes now or at the period's end. */
   async report(progress: number, stage?: string): Promise<void> {
@@ -76,21 +88,23 @@ export class JobProgressReporter {
   private async write(): Promise<void> {
     if (this.writing) return this.writing;
     const value = this.unwritten;
-    if (!value || this.closed) return;
+    if ((!value && !this.log.waiting) || this.closed) return;
     this.unwritten = undefined;
     this.lastWriteAt = Date.now();
+    if (value) this.log.progress(value.progress, value.stage);
+    const rows = this.log.take();
     const { job, token } = this.run;
     this.writing = updateRunProgress(
       this.dataSource,
       this.schema,
       job.id,
       token,
-      value.progress,
-      value.stage,
-      this.notifyOrigin,
+      { progress: value?.progress ?? null, stage: value?.stage, rows },
+      value ? this.notifyOrigin : undefined,
     )
       .then((landed) => {
-        if (landed) {
+        if (landed && !value) return;
+        if (landed && value) {
           this.landed = { progress: value.progress, stage: value.stage ?? this.landed?.stage };
           this.events.emit([
             jobEvent('progress', {
@@ -108,14 +122,17 @@ export class JobProgressReporter {
         this.run.abort(new JobCancelledError(job.id));
       })
       .catch((error: unknown) => {
-        // Progress is advisory: a failed write must not fail the job. Keep the value so the
-        // completion write still carries it.
+        // Progress is advisory: a failed write must not fail the job. Keep the value and the
+        // rows so the next write, or the completion write, still carries them.
         this.unwritten ??= value;
+        this.log.putBack(rows);
         this.logger.warn(`Could not record progress: ${databaseErrorText(error)}`);
       })
       .finally(() => {
         this.writing = undefined;
-        if (this.unwritten && !this.closed) this.scheduleWrite(this.throttleMs);
+        if ((this.unwritten || this.log.waiting) && !this.closed) {
+          this.scheduleWrite(this.throttleMs);
+        }
       });
     return this.writing;
   }
