@@ -9,6 +9,7 @@ import { StaleJobsQuery } from './dto/stale-jobs.query';
 import { StatsQuery } from './dto/stats.query';
 import { decodeJobCursor, encodeJobCursor } from './job-cursor';
 import { JobResponse, toJobResponse } from './job.response';
+import { JobLogLines, LOG_LINES_POLL_MS } from './job-log-lines';
 import { FINAL_STATUSES, JobEventStream } from './job-event.stream';
 
 /** What JobResponse shows: `data` (the client's own payload, maybe large) is not even fetched. */
@@ -109,9 +110,10 @@ export class JobsController {
    * First a `state` message (the job as `GET /jobs/:id` shows it, so a client that connects late
    * misses nothing it could not read), then one message per event (`started`, `progress`,
    * `retrying`, `snoozed`, `rescued`, `completed`, `failed`, `cancelled`) with the job's id,
-   * status, attempt, progress and stage, never its data or result; the stream ends after the
-   * final one. It follows the job whichever instance runs it. A client that disconnects ends its
-   * subscription. An unknown id is a 404 before the stream opens.
+   * status, attempt, progress and stage, never its data or result, and a `log` message per line
+   * its handler logged (`ctx.log`), read every second and before the final event; the stream
+   * ends after the final one. It follows the job whichever instance runs it. A client that
+   * disconnects ends its subscription. An unknown id is a 404 before the stream opens.
    */
   @Sse(':id/events')
   async events(@Param('id') id: string): Promise<Observable<MessageEvent>> {
@@ -121,24 +123,45 @@ export class JobsController {
       // `state` message, and a job that ended before the client came ends the stream at once.
       let held: MessageEvent[] | undefined = [];
       let ended = false;
+      const lines = new JobLogLines(this.queue, id);
+      const sendLines = () =>
+        lines.next().then(
+          (messages) => messages.forEach((message) => subscriber.next(message)),
+          (error: unknown) => subscriber.error(error),
+        );
+      const poll = setInterval(() => void sendLines(), LOG_LINES_POLL_MS);
+      // The lines that rode on the final write come before the final event.
+      const end = (final?: MessageEvent) =>
+        void sendLines().then(() => {
+          if (final) subscriber.next(final);
+          subscriber.complete();
+        });
       const send = (message: MessageEvent) =>
         held ? held.push(message) : subscriber.next(message);
       const live = this.jobEvents.of(id).subscribe({
-        next: ({ event, id: jobId, status, attempt, progress, stage }) =>
-          send({ type: event, data: { id: jobId, status, attempt, progress, stage } }),
-        complete: () => (held ? (ended = true) : subscriber.complete()),
+        next: ({ event, id: jobId, status, attempt, progress, stage }) => {
+          const message = { type: event, data: { id: jobId, status, attempt, progress, stage } };
+          if (FINAL_STATUSES.has(status) && !held) end(message);
+          else send(message);
+        },
+        complete: () => (held ? (ended = true) : undefined),
       });
       this.queue.getJob(id).then(
         (job) => {
           subscriber.next({ type: 'state', data: toJobResponse(job) });
           const pending = held ?? [];
           held = undefined;
+          // With `ended`, the last one held is the final event.
+          const final = ended ? pending.pop() : undefined;
           for (const message of pending) subscriber.next(message);
-          if (ended || FINAL_STATUSES.has(job.status)) subscriber.complete();
+          if (ended || FINAL_STATUSES.has(job.status)) end(final);
         },
         (error: unknown) => subscriber.error(error),
       );
-      return () => live.unsubscribe();
+      return () => {
+        clearInterval(poll);
+        live.unsubscribe();
+      };
     });
   }
 

@@ -17,6 +17,8 @@ export class ReportHandlers {
     let done = 0;
     for (const [stage, progress] of REPORT_STAGES) {
       await ctx.progress(done, stage);
+      // A line in the job's log (GET /jobs/:id/events streams it): written with the progress.
+      ctx.log(`${stage} for ${job.data.month}`);
       // Passing the signal stops the work at once on cancel, timeout or shutdown.
       await sleep(stageMs, undefined, { signal: ctx.signal });
       done = progress;

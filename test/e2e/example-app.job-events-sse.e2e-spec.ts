@@ -1,5 +1,6 @@
 import { request as httpRequest, IncomingMessage } from 'node:http';
 import { JobEventStream } from '../../src/jobs/job-event.stream';
+import { REPORT_STAGES } from '../../src/reports/reports.constants';
 import { ExampleApp, startExampleApp } from '../support/example-app';
 import { waitFor } from '../support/wait-for';
 
@@ -97,7 +98,16 @@ describe('example app: a job followed over Server-Sent Events', () => {
       .map((message) => message.data.progress as number);
     expect(progress.length).toBeGreaterThan(0);
     expect([...progress].sort((a, b) => a - b)).toEqual(progress);
-    for (const message of client.messages.slice(1)) {
+    // Every line the handler logged, in order, before the final event, whenever the client came.
+    const lines = client.messages.filter((message) => message.event === 'log');
+    expect(lines.map((message) => message.data.message)).toEqual(
+      REPORT_STAGES.map(([stage]) => `${stage} for 2026-11`),
+    );
+    for (const line of lines) {
+      expect(Object.keys(line.data).sort()).toEqual(['at', 'attempt', 'data', 'id', 'message']);
+    }
+    const events = client.messages.slice(1).filter((message) => message.event !== 'log');
+    for (const message of events) {
       expect(Object.keys(message.data).sort()).toEqual([
         'attempt',
         'id',
