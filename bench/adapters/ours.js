@@ -33,12 +33,13 @@ function load() {
  * gets a named data source (`dataSource` option), so that a producer and a worker application
  * can live in one process (the latency measurement) without sharing the default name.
  */
-async function bootApp(url, { moduleOptions, onJob, hold, migrationsRun = false, name }) {
+async function bootApp(url, { moduleOptions, onJob, hold, logLine, migrationsRun = false, name }) {
   const { queue, NestFactory, common, TypeOrmModule } = load();
   const providers = [];
   if (onJob) {
     class BenchHandlers {
       async noop(job, ctx) {
+        if (logLine) ctx.log('bench line', { n: 1 });
         onJob(job.data, job);
         if (hold) await holdUntilAborted(job, ctx, hold);
       }
@@ -158,11 +159,12 @@ function classify(text) {
   return sql.slice(0, 40);
 }
 
-const variant = (name, worker, summary, skip = [], moduleOptions = {}) => ({
+const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler = {}) => ({
   name,
   summary,
   moduleOptions: { worker, ...moduleOptions },
   skip,
+  logLine: handler.logLine === true,
 });
 
 // Variants that differ only in their worker share the producer side: enqueue and bulk are
@@ -209,6 +211,44 @@ module.exports = {
       SAME_PRODUCER,
       { events: { remote: true } },
     ),
+    // What the job log costs: every run's claimed and completed rows, or one ctx.log line a job.
+    variant(
+      'ours-log',
+      { concurrency: 50 },
+      "as ours, with events.logCompletedRuns true (each run writes its claimed and completed rows)",
+      SAME_PRODUCER,
+      { events: { logCompletedRuns: true } },
+    ),
+    variant(
+      'ours-prefetch-log',
+      { concurrency: 50, prefetch: 200 },
+      'as ours-prefetch, with events.logCompletedRuns true',
+      SAME_PRODUCER,
+      { events: { logCompletedRuns: true } },
+    ),
+    variant(
+      'ours-log-events',
+      { concurrency: 50 },
+      'as ours, with events.logCompletedRuns and events.remote true (both on)',
+      SAME_PRODUCER,
+      { events: { logCompletedRuns: true, remote: true } },
+    ),
+    variant(
+      'ours-log-line',
+      { concurrency: 50 },
+      'as ours, the handler calling ctx.log once (its line, claimed and completed rows)',
+      SAME_PRODUCER,
+      {},
+      { logLine: true },
+    ),
+    variant(
+      'ours-prefetch-log-line',
+      { concurrency: 50, prefetch: 200 },
+      'as ours-prefetch, the handler calling ctx.log once',
+      SAME_PRODUCER,
+      {},
+      { logLine: true },
+    ),
   ],
 
   async prepare(db) {
@@ -253,7 +293,12 @@ module.exports = {
   instrument,
 
   async openWorker(db, v, { onJob, hold }) {
-    const { app } = await bootApp(db.url, { moduleOptions: v.moduleOptions, onJob, hold });
+    const { app } = await bootApp(db.url, {
+      moduleOptions: v.moduleOptions,
+      onJob,
+      hold,
+      logLine: v.logLine,
+    });
     return {
       start: async () => undefined, // already started at boot (see holdWorkers)
       stop: () => app.close(),
