@@ -1,5 +1,5 @@
 import { Queryable, queryRows } from './queryable';
-import { QueueSchema, queueSchema } from './queue-schema';
+import { QueueSchema, queueSchema, StatementBuilder } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
 import { notifyJobEventsCtes } from './job-events.notify';
 import {
@@ -188,8 +188,6 @@ export async function finishJobs(
   if (outcomes.every(isPlainCompletion)) {
     return completeJobs(db, schema, workerId, outcomes, notify);
   }
-  if (outcomes.some(writesLog)) return finishJobsLogged(db, schema, workerId, outcomes, notify);
-  const queue = queueSchema(schema);
   const parameters: unknown[] = [
     workerId,
     outcomes.map((o) => o.id),
@@ -201,56 +199,47 @@ export async function finishJobs(
     outcomes.map((o) => o.progress),
     outcomes.map((o) => o.stage),
   ];
-  if (!notify) return queryRows<SupersededOutcome>(db, queue.statement(FINISH_JOBS), parameters);
-  parameters.push(queue.eventsChannel);
-  return landedOnly(
-    await queryRows<SupersededOutcome>(db, queue.statement(FINISH_JOBS_AND_NOTIFY), parameters),
-  );
-}
-
-/** `finishJobs` for a batch that writes log rows: the same write, with the rows. */
-async function finishJobsLogged(
-  db: Queryable,
-  schema: string,
-  workerId: string,
-  outcomes: readonly JobOutcome[],
-  notify: boolean,
-): Promise<SupersededOutcome[]> {
-  const queue = queueSchema(schema);
-  const parameters: unknown[] = [
-    workerId,
-    outcomes.map((o) => o.id),
-    outcomes.map((o) => o.runToken),
-    outcomes.map((o) => o.status),
-    outcomes.map((o) => o.resultJson),
-    outcomes.map((o) => o.lastError),
-    outcomes.map((o) => o.retryDelayMs),
-    outcomes.map((o) => o.progress),
-    outcomes.map((o) => o.stage),
+  if (!outcomes.some(writesLog)) {
+    return writeOutcomes(db, schema, FINISH_JOBS, FINISH_JOBS_AND_NOTIFY, parameters, notify);
+  }
+  parameters.push(
     outcomes.map((o) => o.logRows.length + (o.logOutcome ? 1 : 0)),
     outcomes.map((o) => o.logOutcome),
     ...jobLogRowParameters(outcomes.flatMap((o) => o.logRows)),
-  ];
-  if (!notify) {
-    return queryRows<SupersededOutcome>(db, queue.statement(FINISH_JOBS_LOGGED), parameters);
-  }
-  parameters.push(queue.eventsChannel);
-  return landedOnly(
-    await queryRows<SupersededOutcome>(
-      db,
-      queue.statement(FINISH_JOBS_LOGGED_AND_NOTIFY),
-      parameters,
-    ),
   );
+  return writeOutcomes(
+    db,
+    schema,
+    FINISH_JOBS_LOGGED,
+    FINISH_JOBS_LOGGED_AND_NOTIFY,
+    parameters,
+    notify,
+  );
+}
+
+/**
+ * Runs an outcome write: its `plain` shape, or with `notify` its `notifying` one, which takes the
+ * events channel after `parameters` and returns a row of nulls when nothing was superseded.
+ */
+async function writeOutcomes(
+  db: Queryable,
+  schema: string,
+  plain: StatementBuilder,
+  notifying: StatementBuilder,
+  parameters: unknown[],
+  notify: boolean,
+): Promise<SupersededOutcome[]> {
+  const queue = queueSchema(schema);
+  if (!notify) return queryRows<SupersededOutcome>(db, queue.statement(plain), parameters);
+  const rows = await queryRows<SupersededOutcome>(db, queue.statement(notifying), [
+    ...parameters,
+    queue.eventsChannel,
+  ]);
+  return rows.filter((row) => row.id !== null);
 }
 
 function writesLog(outcome: JobOutcome): boolean {
   return outcome.logOutcome || outcome.logRows.length > 0;
-}
-
-/** The superseded outcomes of a notifying write: its row of nulls (none superseded) dropped. */
-function landedOnly(rows: SupersededOutcome[]): SupersededOutcome[] {
-  return rows.filter((row) => row.id !== null);
 }
 
 function isPlainCompletion(outcome: JobOutcome): boolean {
@@ -299,16 +288,11 @@ async function completeJobs(
   outcomes: readonly JobOutcome[],
   notify: boolean,
 ): Promise<SupersededOutcome[]> {
-  const queue = queueSchema(schema);
   const parameters: unknown[] = [
     workerId,
     outcomes.map((o) => o.id),
     outcomes.map((o) => o.runToken),
     outcomes.map((o) => o.resultJson),
   ];
-  if (!notify) return queryRows<SupersededOutcome>(db, queue.statement(COMPLETE_JOBS), parameters);
-  parameters.push(queue.eventsChannel);
-  return landedOnly(
-    await queryRows<SupersededOutcome>(db, queue.statement(COMPLETE_JOBS_AND_NOTIFY), parameters),
-  );
+  return writeOutcomes(db, schema, COMPLETE_JOBS, COMPLETE_JOBS_AND_NOTIFY, parameters, notify);
 }
