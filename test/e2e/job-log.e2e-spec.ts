@@ -32,6 +32,8 @@ describe("a job's log: ctx.log lines and the queue's own rows", () => {
           listen: false,
           jobTypes: [
             'log.retry-then-complete',
+            'log.fails',
+            'log.snoozes-once',
             'log.many',
             'log.outlives-cancel',
             'log.plain',
@@ -101,6 +103,22 @@ describe("a job's log: ctx.log lines and the queue's own rows", () => {
     expect(new Set(rows.slice(0, 3).map((row) => row.runToken)).size).toBe(1);
     expect(rows[3].runToken).toBeGreaterThan(rows[0].runToken);
     for (const row of rows) expect(row.at).toBeInstanceOf(Date);
+  });
+
+  it('ends a failed job with its failed row, and a snoozed run with its snoozed row', async () => {
+    const failed = await finished((await worker.queue.enqueue('log.fails', {})).id);
+    expect(failed.status).toBe(JobStatus.Failed);
+    expect(shape(await wholeLog(failed))).toEqual([
+      ['claimed', 1, null],
+      ['failed', 1, 'Error: it broke'],
+    ]);
+    const snoozed = await finished((await worker.queue.enqueue('log.snoozes-once', {})).id);
+    expect(snoozed.status).toBe(JobStatus.Completed);
+    // The snooze gave its attempt back: the next run is attempt 1 again, and logs nothing itself.
+    expect(shape(await wholeLog(snoozed))).toEqual([
+      ['claimed', 1, null],
+      ['snoozed', 1, null],
+    ]);
   });
 
   it('writes a plain completion no row by default, and its claimed and completed rows with logCompletedRuns', async () => {

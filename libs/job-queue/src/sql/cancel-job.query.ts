@@ -31,7 +31,7 @@ const CANCEL_JOB_AND_NOTIFY = (schema: QueueSchema): string => `${CANCEL_JOB(sch
  * exactly that run at once, instead of at its next heartbeat. The status is `cancelled` from the
  * commit on; the run that was cancelled is fenced by it (and by any later claim's new token).
  * With `notifyOrigin` (this process's workerId) it also sends the job's `cancelled` event on the
- * schema's events channel.
+ * schema's events channel. The job's log gets its `cancelled` row (see `endedRunRowsSql`).
  */
 export async function cancelJobRow(
   db: Queryable,

@@ -2,8 +2,6 @@ import { QueueSchema } from './queue-schema';
 import { JobLogKind } from '../interfaces/job-log-entry.interface';
 import { MAX_LOG_MESSAGE_CHARS } from '../job-queue.constants';
 
-export type { JobLogKind };
-
 // The rows of `job_events` a statement of the queue writes beside the transition it makes: the
 // rows travel as arrays (`jobLogRowParameters`) and are inserted only for the jobs whose write
 // landed (`landed`, the statement's UPDATE ... RETURNING), so a superseded run writes none.
@@ -20,7 +18,7 @@ export interface JobLogRow {
   dataJson: string | null;
 }
 
-/** The six arrays `jobLogRowsCte` reads, in its placeholders' order. */
+/** The six arrays `givenLogRowsCte` reads, in its placeholders' order. */
 export function jobLogRowParameters(rows: readonly JobLogRow[]): unknown[] {
   return [
     rows.map((row) => row.jobId),

@@ -97,6 +97,9 @@ const RESCUE_STALE_JOBS_AND_NOTIFY = (schema: QueueSchema): string =>
  * With `notifyOrigin` (this process's workerId), the same statement sends a `rescued` event of
  * each job it takes back on the schema's events channel.
  *
+ * Each job's log gets a `rescued` row saying why, after the dead run's `claimed` row if it wrote
+ * none (see `endedRunRowsSql`).
+ *
  * Runs only if it gets the schema's transaction-scoped advisory lock (`reaperLockKey`), so one
  * node reaps a schema at a time; as one autocommit statement, the lock is held exactly as long
  * as the update.
