@@ -54,16 +54,16 @@ import { WaitForJobOptions } from './interfaces/job-event.interface';
 import { JobEventStream } from './events/job-event-stream';
 import { JobLogEntry, JobLogReadOptions } from './interfaces/job-log-entry.interface';
 import { readJobLog } from './sql/job-log.query';
-
-const JOB_LOG_READ_KEYS = ['after', 'limit'];
-const DEFAULT_JOB_LOG_PAGE = 100;
-const MAX_JOB_LOG_PAGE = 1_000;
 import { JobWaits } from './events/job-waits';
 import { jobEvent } from './events/job-event-payload';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
 const WAIT_OPTION_KEYS = ['timeoutMs', 'signal'] as const;
+const JOB_LOG_READ_KEYS = ['after', 'limit'] as const;
+/** The page `jobEvents` returns: its default and largest size. */
+const DEFAULT_JOB_LOG_PAGE = 100;
+const MAX_JOB_LOG_PAGE = 1_000;
 /** The partial unique index over unfinished jobs' keys (CreateJobsTable migration). */
 const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 

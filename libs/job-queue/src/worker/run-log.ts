@@ -53,7 +53,7 @@ export class RunLog {
    * Give them back with `putBack` if that write fails.
    */
   take(): JobLogRow[] {
-    const rows = this.claimedWritten ? this.pending : [this.claimedRow(), ...this.pending];
+    const rows = this.claimedWritten ? this.pending : [claimedRowOf(this.job), ...this.pending];
     this.pending = [];
     this.claimedWritten = true;
     this.stored += rows.length;
@@ -112,10 +112,6 @@ export class RunLog {
       message: null,
       dataJson: null,
     };
-  }
-
-  private claimedRow(): JobLogRow {
-    return claimedRowOf(this.job);
   }
 }
 
