@@ -3,7 +3,9 @@
  * `failed` and `cancelled` as the other two finished states. A job whose `run_at` is later than
  * its insert (a delay, the backoff of a retry or of a rescued run) waits as `scheduled`, out of
  * the claim's way, until the stager moves it to `pending` once due; a job due at once starts at
- * `pending`. The values are stored as-is in `jobs.status` and listed again in the table's CHECK
+ * `pending`. A job whose concurrency key is at its limit (`concurrencyPerKey`) may be set aside
+ * as `waiting` by a claim, out of the claim's way too, and goes back to `pending` when one of its
+ * key's slots frees up. The values are stored as-is in `jobs.status` and listed again in the table's CHECK
  * constraint.
  *
  * @publicApi
@@ -11,6 +13,7 @@
 export enum JobStatus {
   Scheduled = 'scheduled',
   Pending = 'pending',
+  Waiting = 'waiting',
   Claimed = 'claimed',
   Running = 'running',
   Completed = 'completed',

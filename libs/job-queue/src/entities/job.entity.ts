@@ -109,6 +109,13 @@ export class Job<TData = unknown, TResult = unknown> {
   @Column({ name: 'unique_key', type: 'text', nullable: true })
   uniqueKey: string | null;
 
+  /**
+   * The key whose slots the job takes when its handler sets `concurrencyPerKey` (a tenant, an
+   * account): at most that many of the type's jobs of one key run at once, across every node.
+   */
+  @Column({ name: 'concurrency_key', type: 'text', nullable: true })
+  concurrencyKey: string | null;
+
   /** What the handler returned. */
   @Column({ type: 'jsonb', nullable: true })
   result: TResult | null;

@@ -12,6 +12,7 @@ import { pinPrunePlanFor } from './1795939200007-PinPrunePlan';
 import { createJobScheduleTicksTableFor } from './1795939200008-CreateJobScheduleTicksTable';
 import { resumeClaimsAtCursorsFor } from './1795939200009-ResumeClaimsAtCursors';
 import { createJobEventsTableFor } from './1795939200010-CreateJobEventsTable';
+import { addConcurrencyLimitsFor } from './1795939200011-AddConcurrencyLimits';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -54,6 +55,7 @@ export function jobQueueMigrationsFor(
     createJobScheduleTicksTableFor(schema),
     resumeClaimsAtCursorsFor(schema),
     createJobEventsTableFor(schema),
+    addConcurrencyLimitsFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

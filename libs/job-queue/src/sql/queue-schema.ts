@@ -43,6 +43,13 @@ export class QueueSchema {
   readonly claimJobBatch: string;
   /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
   readonly notifyInserted: string;
+  /** The function of the trigger that frees a concurrency key's slot: `"job_queue".jobs_release_key_slot`. */
+  readonly releaseKeySlot: string;
+  /**
+   * The first key of the advisory locks that make claims of a limited type take turns (the
+   * second is the type's hashtext), an int4 as decimal text; see `claimLockClass`.
+   */
+  readonly claimLockClass: string;
   /** What the insert trigger notifies: `<schema>_jobs_inserted`. */
   readonly insertedChannel: string;
   /** What `cancel()` notifies, with `<job id>:<run token>`: `<schema>_job_cancelled`. */
@@ -68,6 +75,8 @@ export class QueueSchema {
     this.jobEvents = `${this.quoted}.job_events`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
+    this.releaseKeySlot = `${this.quoted}.jobs_release_key_slot`;
+    this.claimLockClass = claimLockClass(name);
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;
     this.pausedChannel = `${name}_job_type_paused`;
@@ -125,4 +134,14 @@ export function reaperLockKey(schema: string): string {
  */
 export function maintenanceLockKey(schema: string, task: string): string {
   return reaperLockKey(`${schema}:${task}`);
+}
+
+/**
+ * The first key of a schema's claim locks (`pg_advisory_xact_lock(int4, int4)`): the first 4
+ * bytes of SHA-256 of `nest-pg-job-queue:<schema>:claim`, as a signed 32-bit integer. Locks of
+ * two int4 keys are a space of their own, apart from the bigint keys of the maintenance tasks.
+ */
+export function claimLockClass(schema: string): string {
+  const digest = createHash('sha256').update(`nest-pg-job-queue:${schema}:claim`, 'utf8').digest();
+  return digest.readInt32BE(0).toString();
 }
