@@ -100,9 +100,10 @@ describe('migrations', () => {
     const types = await dataSource().query(
       `SELECT column_name, data_type FROM information_schema.columns
        WHERE table_schema = 'job_queue' AND table_name = 'jobs'
-         AND column_name IN ('job_type', 'status', 'current_stage', 'worker_id', 'unique_key')`,
+         AND column_name IN ('job_type', 'status', 'current_stage', 'worker_id', 'unique_key',
+                             'concurrency_key')`,
     );
-    expect(types).toHaveLength(5);
+    expect(types).toHaveLength(6);
     expect(types.filter((row: { data_type: string }) => row.data_type !== 'text')).toEqual([]);
     await expect(
       dataSource().query(`INSERT INTO job_queue.jobs (job_type) VALUES (repeat('x', 256))`),
@@ -117,6 +118,7 @@ describe('migrations', () => {
         proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),
       },
       { proname: 'jobs_notify_inserted', proconfig: ['search_path=pg_catalog, pg_temp'] },
+      { proname: 'jobs_release_key_slot', proconfig: ['search_path=pg_catalog, pg_temp'] },
       {
         proname: 'prune_jobs',
         proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),

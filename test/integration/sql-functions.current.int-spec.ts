@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import {
   currentClaimFromHeadsQuery,
   currentClaimJobBatchQuery,
+  currentLimitedClaimQuery,
   currentPruneJobsQuery,
 } from '../../libs/job-queue/src/sql/functions/current-functions';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
@@ -29,8 +30,9 @@ describe('current SQL functions', () => {
     await db?.drop();
   });
 
-  it('claim_job_batch runs currentClaimJobBatchQuery with cursors, currentClaimFromHeadsQuery without', async () => {
+  it('claim_job_batch runs currentLimitedClaimQuery for a limited type, else currentClaimJobBatchQuery with cursors, currentClaimFromHeadsQuery without', async () => {
     const { body } = await queueFunction(dataSource, 'claim_job_batch');
+    expect(body).toEqual(runs(currentLimitedClaimQuery(schema)));
     expect(body).toEqual(runs(currentClaimJobBatchQuery(schema)));
     expect(body).toEqual(runs(currentClaimFromHeadsQuery(schema)));
   });

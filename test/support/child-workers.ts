@@ -26,6 +26,8 @@ export const WORKER_ENV = {
   blockUntilFile: 'WORKER_BLOCK_UNTIL_FILE',
   /** `events.remote`: `true` to notify other processes of this worker's job events. */
   remoteEvents: 'WORKER_REMOTE_EVENTS',
+  /** `true`: the worker also has the `limits.*` handlers (concurrency limits, see the fixture). */
+  limits: 'WORKER_LIMITS',
 } as const;
 
 /** The worker prints this followed by its id once it is claiming jobs. */
@@ -58,6 +60,22 @@ export const CREATE_RUN_LOG_TABLE = `
     at         timestamptz NOT NULL DEFAULT clock_timestamp()
   )`;
 
+/**
+ * The `limit_runs` side table the fixture's `limits.*` handlers write one row per attempt to:
+ * its start and end on the database's clock, so overlaps are measured there, not in a process.
+ */
+export const CREATE_LIMIT_RUNS_TABLE = `
+  CREATE TABLE limit_runs (
+    id              bigserial PRIMARY KEY,
+    job_id          bigint NOT NULL,
+    job_type        text NOT NULL,
+    concurrency_key text,
+    attempt         integer NOT NULL,
+    worker_id       text NOT NULL,
+    started_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+    finished_at     timestamptz
+  )`;
+
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const WORKER_SCRIPT = 'test/fixtures/worker-process.ts';
 const OUTPUT_LIMIT = 64 * 1024;
@@ -81,6 +99,8 @@ export interface WorkerProcessConfig {
   blockUntilFile?: string;
   /** `events.remote` (default: the module's, off). */
   remoteEvents?: boolean;
+  /** With the `limits.*` handlers. */
+  limits?: boolean;
 }
 
 export interface WorkerExit {
@@ -252,6 +272,7 @@ export class ChildWorkers {
         WORKER_ENV.remoteEvents,
         config.remoteEvents === undefined ? undefined : String(config.remoteEvents),
       ],
+      [WORKER_ENV.limits, config.limits ? 'true' : undefined],
     ];
     for (const [name, value] of optional) {
       if (value === undefined) delete env[name];

@@ -1,5 +1,12 @@
 import { QueryRunner } from 'typeorm';
 import {
+  replaceClaimJobBatchV2,
+  replaceClaimJobBatchV3,
+} from '../sql/functions/claim-job-batch.function';
+import { claimJobBatchQueryV2 } from '../sql/functions/claim-job-batch.v2';
+import { claimJobBatchQueryV3 } from '../sql/functions/claim-job-batch.v3';
+import { claimJobBatchQueryV4 } from '../sql/functions/claim-job-batch.v4';
+import {
   createReleaseKeySlotV1,
   KEY_SLOT_RELEASED_WHEN,
 } from '../sql/functions/release-key-slot.v1';
@@ -69,9 +76,20 @@ async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> 
     CREATE TRIGGER jobs_key_slot_released AFTER UPDATE OF status ON ${schema.jobs}
     FOR EACH ROW WHEN (${KEY_SLOT_RELEASED_WHEN})
     EXECUTE FUNCTION ${schema.releaseKeySlot}()`);
+  await queryRunner.query(
+    replaceClaimJobBatchV3(
+      schema,
+      claimJobBatchQueryV2(schema),
+      claimJobBatchQueryV3(schema),
+      claimJobBatchQueryV4(schema),
+    ),
+  );
 }
 
 async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
+  await queryRunner.query(
+    replaceClaimJobBatchV2(schema, claimJobBatchQueryV2(schema), claimJobBatchQueryV3(schema)),
+  );
   await queryRunner.query(`DROP TRIGGER jobs_key_slot_released ON ${schema.jobs}`);
   await queryRunner.query(`DROP FUNCTION ${schema.releaseKeySlot}()`);
   // Nothing waits for a key once the limits are gone.

@@ -40,9 +40,10 @@ const definitionOf = (
   parameters: string,
   settings: string,
   body: string,
+  declarations = '',
 ): string => `${schema.claimJobBatch}(${parameters}
     ) RETURNS SETOF ${schema.jobs} LANGUAGE plpgsql${settings}
-    AS $fn$
+    AS $fn$${declarations}
     BEGIN${body}
     END
     $fn$
@@ -89,6 +90,15 @@ export function replaceClaimJobBatch(schema: QueueSchema, statement: string): st
  * twice the cost of the claim itself (bench/README.md, "Shaped by measurement"). The generic
  * plan is the one the plan tests check.
  */
+const SECOND_PARAMETERS = `${FIRST_PARAMETERS},
+      p_after_job_types text[] DEFAULT NULL,
+      p_after_priorities integer[] DEFAULT NULL,
+      p_after_created_at timestamptz[] DEFAULT NULL,
+      p_after_ids bigint[] DEFAULT NULL`;
+
+const SECOND_SETTINGS = `${FIRST_SETTINGS}
+      SET plan_cache_mode = force_generic_plan`;
+
 const claimJobBatchDefinitionV2 = (
   schema: QueueSchema,
   fromHeads: string,
@@ -96,13 +106,8 @@ const claimJobBatchDefinitionV2 = (
 ): string =>
   definitionOf(
     schema,
-    `${FIRST_PARAMETERS},
-      p_after_job_types text[] DEFAULT NULL,
-      p_after_priorities integer[] DEFAULT NULL,
-      p_after_created_at timestamptz[] DEFAULT NULL,
-      p_after_ids bigint[] DEFAULT NULL`,
-    `${FIRST_SETTINGS}
-      SET plan_cache_mode = force_generic_plan`,
+    SECOND_PARAMETERS,
+    SECOND_SETTINGS,
     `
       IF pg_catalog.cardinality(p_after_job_types) > 0 THEN
         RETURN QUERY ${afterCursors};
@@ -110,6 +115,67 @@ const claimJobBatchDefinitionV2 = (
         RETURN QUERY ${fromHeads};
       END IF;`,
   );
+
+/*
+ * The second signature's body since AddConcurrencyLimits (1795939200011): first, in a statement
+ * of its own, the lock of each requested type that has a concurrency limit in `job_types`, in
+ * the order of their names (two claims never wait for each other in a cycle); held until the
+ * claim commits, so claims of a limited type take turns on every node. The claim's statement
+ * comes after: in READ COMMITTED each statement of the function takes a new snapshot, so it sees
+ * what the claims before it committed (a lock and a read in one statement would read with the
+ * snapshot taken before the wait). With a limited type, `limited` runs (`claimJobBatchQueryV4`,
+ * for all the requested types); with none, the claim is the one before, word for word, after
+ * one look-up of `job_types` by primary key per requested type.
+ */
+const claimJobBatchDefinitionV3 = (
+  schema: QueueSchema,
+  fromHeads: string,
+  afterCursors: string,
+  limited: string,
+): string =>
+  definitionOf(
+    schema,
+    SECOND_PARAMETERS,
+    SECOND_SETTINGS,
+    `
+      PERFORM pg_catalog.pg_advisory_xact_lock(${schema.claimLockClass}, pg_catalog.hashtext(t.job_type))
+      FROM (SELECT lt.job_type FROM ${schema.jobTypes} lt
+            WHERE lt.job_type = ANY (p_job_types)
+              AND (lt.concurrency_per_key IS NOT NULL OR lt.global_concurrency IS NOT NULL)
+            ORDER BY lt.job_type) AS t;
+      GET DIAGNOSTICS limited_types = ROW_COUNT;
+      IF limited_types > 0 THEN
+        RETURN QUERY ${limited};
+      ELSIF pg_catalog.cardinality(p_after_job_types) > 0 THEN
+        RETURN QUERY ${afterCursors};
+      ELSE
+        RETURN QUERY ${fromHeads};
+      END IF;`,
+    `
+    DECLARE
+      limited_types bigint;`,
+  );
+
+/** Replaces the second signature's body with V3's (same signature, settings and grants). */
+export function replaceClaimJobBatchV3(
+  schema: QueueSchema,
+  fromHeads: string,
+  afterCursors: string,
+  limited: string,
+): string {
+  return `
+    CREATE OR REPLACE FUNCTION ${claimJobBatchDefinitionV3(schema, fromHeads, afterCursors, limited)}`;
+}
+
+/** Replaces the second signature's body with V2's, as ResumeClaimsAtCursors installed it. */
+export function replaceClaimJobBatchV2(
+  schema: QueueSchema,
+  fromHeads: string,
+  afterCursors: string,
+): string {
+  return `
+    CREATE OR REPLACE FUNCTION ${claimJobBatchDefinitionV2(schema, fromHeads, afterCursors)}`;
+}
 
 /** The first signature's argument types, as DROP FUNCTION and GRANT name it. */
 export const CLAIM_JOB_BATCH_ARGUMENTS_V1 = `text, text[], integer, timestamptz, boolean, integer[],

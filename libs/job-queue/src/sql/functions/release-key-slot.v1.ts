@@ -1,4 +1,4 @@
-import { QueueSchema } from '../queue-schema';
+import { PENDING_AGAIN_PAYLOAD, QueueSchema } from '../queue-schema';
 
 /*
  * Shared by the trigger function below and the claim (`claim-job-batch.v4.ts`): which of a key's
@@ -51,6 +51,9 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
           ORDER BY w.priority DESC, w.created_at ASC, w.id ASC
           LIMIT free_slots
           FOR UPDATE SKIP LOCKED);
+        IF FOUND THEN
+          PERFORM pg_catalog.pg_notify('${schema.insertedChannel}', '${PENDING_AGAIN_PAYLOAD}');
+        END IF;
       END IF;
       RETURN NULL;
     END

@@ -1,0 +1,201 @@
+import { QueueSchema } from '../queue-schema';
+import {
+  CLAIM_REQUESTED_TYPES,
+  claimCandidates,
+  GROUP_REQUESTED_TYPES,
+} from './claim-job-batch.parts';
+import { notPaused } from './claim-job-batch.v2';
+import { holdsKeySlotSql } from './release-key-slot.v1';
+
+/**
+ * How many pending jobs of one key at its limit a claim sets aside (as `waiting`): a burst
+ * enqueued for a busy key is moved out of the claim's way over a few claims, each a bounded
+ * write, instead of one that holds the type's lock for as long as the burst takes.
+ */
+export const SET_ASIDE_PER_KEY = 20_000;
+
+/** A requested type's pending jobs from the head of its queue, in the claim's order. */
+const fromTheHead = (schema: QueueSchema, owner: string, columns: string, limit: string): string => `
+      SELECT ${columns} FROM ${schema.jobs} j
+      WHERE j.status = 'pending' AND j.job_type = ${owner}.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT ${limit}`;
+
+/** A key's jobs that hold one of its slots (`o`), for the key named by `owner`. */
+const slotHolders = (schema: QueueSchema, owner: string, ordered: string): string => `
+      SELECT o.id FROM ${schema.jobs} o
+      WHERE o.job_type = ${owner}.job_type AND o.concurrency_key = ${owner}.concurrency_key
+        AND o.status IN ('claimed', 'running', 'scheduled') AND ${holdsKeySlotSql(ordered)}`;
+
+/**
+ * Each requested type's limits from `job_types`, and its room: its cap, cut to the slots its
+ * `global_concurrency` has free (the type's claimed and running jobs, on every node, counted).
+ * Then, for each type with a per-key limit, the window: the first rows of its queue (twice its
+ * room, so a few jobs of busy keys do not starve the claim), each with its rank among the
+ * window's jobs of its key; and for each key in a window, how many of its slots are held.
+ */
+const limitsAndWindows = (schema: QueueSchema): string => `  ), limits AS (
+    SELECT types.job_type, lt.concurrency_per_key AS per_key,
+           COALESCE(lt.ordered_keys, false) AS ordered,
+           CASE WHEN lt.global_concurrency IS NULL THEN types.cap
+                ELSE LEAST(types.cap, GREATEST(0, lt.global_concurrency - (
+                  SELECT count(*) FROM ${schema.jobs} h
+                  WHERE h.status IN ('claimed', 'running') AND h.job_type = types.job_type)))
+           END AS room
+    FROM types LEFT JOIN ${schema.jobTypes} lt ON lt.job_type = types.job_type
+  ), window_rows AS (
+    SELECT limits.job_type, w.id, w.priority, w.created_at, w.concurrency_key,
+           row_number() OVER (PARTITION BY limits.job_type, w.concurrency_key
+                              ORDER BY w.priority DESC, w.created_at ASC, w.id ASC) AS key_rank
+    FROM limits CROSS JOIN LATERAL (${fromTheHead(
+      schema,
+      'limits',
+      'j.id, j.priority, j.created_at, j.concurrency_key',
+      '2 * limits.room',
+    )}
+    ) AS w
+    WHERE limits.per_key IS NOT NULL AND limits.room > 0
+  ), key_slots AS (
+    SELECT window_keys.job_type, window_keys.concurrency_key, limits.per_key, limits.ordered,
+           (SELECT count(*) FROM (${slotHolders(schema, 'window_keys', 'limits.ordered')}
+           ) AS holders) AS held
+    FROM (SELECT DISTINCT window_rows.job_type, window_rows.concurrency_key FROM window_rows
+          WHERE window_rows.concurrency_key IS NOT NULL) AS window_keys
+      JOIN limits ON limits.job_type = window_keys.job_type
+`;
+
+/**
+ * The rows the claim may take, best first: for a type without a per-key limit, the head of its
+ * queue up to its room (V2's heads); for one with, the window's rows that are unkeyed or whose
+ * key has a slot free for them (held slots plus the row's rank within its key), up to its room.
+ * Then V2's shares of the batch across types.
+ */
+const HEADS_AND_TAKES = (schema: QueueSchema): string => `  ), eligible AS (
+    SELECT window_rows.job_type, window_rows.id, window_rows.priority, window_rows.created_at,
+           row_number() OVER (PARTITION BY window_rows.job_type
+                              ORDER BY window_rows.priority DESC, window_rows.created_at ASC,
+                                       window_rows.id ASC) AS n
+    FROM window_rows LEFT JOIN key_slots
+      ON key_slots.job_type = window_rows.job_type
+     AND key_slots.concurrency_key = window_rows.concurrency_key
+    WHERE window_rows.concurrency_key IS NULL
+       OR key_slots.held + window_rows.key_rank <= key_slots.per_key
+  ), heads AS (
+    SELECT limits.job_type, head.priority, head.created_at, head.id
+    FROM limits CROSS JOIN LATERAL (${fromTheHead(
+      schema,
+      'limits',
+      'j.priority, j.created_at, j.id',
+      'limits.room',
+    )}
+    ) AS head
+    WHERE limits.per_key IS NULL
+    UNION ALL
+    SELECT eligible.job_type, eligible.priority, eligible.created_at, eligible.id
+    FROM eligible JOIN limits ON limits.job_type = eligible.job_type
+    WHERE eligible.n <= limits.room
+  ), shares AS (
+    SELECT best.job_type, count(*) AS take
+    FROM (SELECT heads.job_type FROM heads
+          ORDER BY heads.priority DESC, heads.created_at ASC, heads.id ASC LIMIT $3) AS best
+    GROUP BY best.job_type
+  ), takes AS (
+    SELECT types.*, limits.per_key, COALESCE(shares.take, 0) AS take
+    FROM types JOIN limits ON limits.job_type = types.job_type
+      LEFT JOIN shares ON shares.job_type = types.job_type
+`;
+
+/**
+ * The locking read: a type without a per-key limit locks its first `take` claimable rows from
+ * its head (SKIP LOCKED), as V2 does; one with locks the heads it takes, by id. Claims of a
+ * limited type take turns (the function's lock), so nothing but a cancel or a hand edit can hold
+ * one of those rows meanwhile; a row that changed since is dropped by the re-check.
+ */
+const CANDIDATES = (schema: QueueSchema): string => `  ), candidates AS (
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
+    FROM takes CROSS JOIN LATERAL (${fromTheHead(schema, 'takes', 'j.id', 'takes.take')}
+      FOR UPDATE SKIP LOCKED
+    ) AS locked
+    WHERE takes.take > 0 AND takes.per_key IS NULL
+    UNION ALL
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
+    FROM takes CROSS JOIN LATERAL (
+      SELECT j.id FROM ${schema.jobs} j
+      WHERE j.id = ANY (ARRAY(
+              SELECT heads.id FROM heads WHERE heads.job_type = takes.job_type
+              ORDER BY heads.priority DESC, heads.created_at ASC, heads.id ASC
+              LIMIT takes.take))
+        AND j.status = 'pending'
+      FOR UPDATE SKIP LOCKED
+    ) AS locked
+    WHERE takes.take > 0 AND takes.per_key IS NOT NULL
+`;
+
+/**
+ * Sets aside the pending jobs of each key of a window that is at its limit: `waiting`, out of
+ * `jobs_claim_idx`, so the next claims do not read them again. Only once every job holding the
+ * key's slots is locked here (FOR SHARE; one another transaction holds is being released right
+ * now, so the key is left as it is): the release of any of them then waits for this claim to
+ * commit, and the trigger it fires sees these jobs to move back (`createReleaseKeySlotV1`).
+ */
+const SET_ASIDE = (schema: QueueSchema): string => `  ), full_keys AS (
+    SELECT key_slots.* FROM key_slots WHERE key_slots.held >= key_slots.per_key
+  ), locked_holders AS (
+    SELECT full_keys.job_type, full_keys.concurrency_key
+    FROM full_keys CROSS JOIN LATERAL (${slotHolders(schema, 'full_keys', 'full_keys.ordered')}
+      FOR SHARE SKIP LOCKED
+    ) AS holder
+  ), settled_keys AS (
+    SELECT full_keys.job_type, full_keys.concurrency_key FROM full_keys
+    WHERE (SELECT count(*) FROM locked_holders
+           WHERE locked_holders.job_type = full_keys.job_type
+             AND locked_holders.concurrency_key = full_keys.concurrency_key) >= full_keys.held
+  ), set_aside AS (
+    SELECT aside.id FROM settled_keys CROSS JOIN LATERAL (
+      SELECT j.id FROM ${schema.jobs} j
+      WHERE j.status = 'pending' AND j.job_type = settled_keys.job_type
+        AND j.concurrency_key = settled_keys.concurrency_key
+      LIMIT ${SET_ASIDE_PER_KEY}
+      FOR UPDATE SKIP LOCKED
+    ) AS aside
+  ), waiting AS (
+    UPDATE ${schema.jobs} AS jobs SET status = 'waiting', updated_at = COALESCE($4, now())
+    FROM set_aside WHERE jobs.id = set_aside.id
+    RETURNING jobs.id
+`;
+
+/**
+ * The claim of a call that requests a type with a concurrency limit (`job_types`:
+ * `concurrency_per_key`, `global_concurrency`, `ordered_keys`). The function has taken each such
+ * type's lock first, in a statement of its own, so this one's snapshot sees every claim of them
+ * that came before, committed: what runs is counted exactly, across every node.
+ *
+ * V2's claim (types, caps, policy, paused types, one priority order across types, the UPDATE and
+ * fencing token), from the heads, with:
+ * - `global_concurrency`: a type takes at most its free slots (claimed and running jobs of the
+ *   type, prefetched ones included, count as taken).
+ * - `concurrency_per_key`: a keyed job is taken only while its key has a free slot, counting the
+ *   key's claimed and running jobs (for `ordered_keys`, also one waiting out a retry's backoff)
+ *   and the key's jobs this claim takes before it. Unkeyed jobs are not limited by it. The jobs
+ *   of a key at its limit that the window meets are set aside as `waiting` (see `SET_ASIDE`), so
+ *   a busy key's backlog costs the next claims nothing; a key's slot that frees moves them back.
+ * - Ordered keys (`concurrency_per_key` 1): a key's next job is its best in the claim's order
+ *   (priority, then enqueue order), once nothing holds the key.
+ *
+ * The cursors ($11–$14) are not used: a claim of limited types reads from the heads.
+ *
+ * Installed by AddConcurrencyLimits (1795939200011). Exported so the plan tests EXPLAIN exactly
+ * the text the function runs.
+ */
+export const claimJobBatchQueryV4 = (schema: QueueSchema): string =>
+  CLAIM_REQUESTED_TYPES +
+  notPaused(schema) +
+  GROUP_REQUESTED_TYPES +
+  limitsAndWindows(schema) +
+  HEADS_AND_TAKES(schema) +
+  CANDIDATES(schema) +
+  SET_ASIDE(schema) +
+  claimCandidates(schema);

@@ -1,0 +1,129 @@
+import { CREATE_LIMIT_RUNS_TABLE } from '../support/child-workers';
+import { waitFor } from '../support/wait-for';
+import { useWorkerFleet } from '../support/worker-fleet';
+
+const WORKER_IDS = ['limits-worker-1', 'limits-worker-2', 'limits-worker-3'];
+/** Each process's own concurrency: well above every limit below, so only the limits hold. */
+const CONCURRENCY = 10;
+const DEADLINE_MS = 60_000;
+
+/**
+ * Concurrency limits across three worker processes, checked from each attempt's start and end
+ * as the database's clock recorded them (`limit_runs`): the most attempts that overlap at any
+ * moment, per key or per type, never a wall-clock duration.
+ */
+describe('concurrency limits across processes', () => {
+  const fleet = useWorkerFleet({
+    setup: [CREATE_LIMIT_RUNS_TABLE],
+    workers: (databaseUrl) =>
+      WORKER_IDS.map((workerId) => ({
+        databaseUrl,
+        workerId,
+        concurrency: CONCURRENCY,
+        limits: true,
+      })),
+    bootDeadlineMs: 30_000,
+  });
+
+  /** Every job of `ids` completed (or, with `orFailed`, finished either way). */
+  const waitUntilFinished = (ids: string[]) =>
+    waitFor(
+      async () => {
+        const [{ n }] = await fleet.dataSource.query(
+          `SELECT count(*)::int AS n FROM job_queue.jobs
+           WHERE id = ANY($1::bigint[]) AND status = 'completed'`,
+          [ids],
+        );
+        return n === ids.length;
+      },
+      { description: `${ids.length} jobs to complete`, timeoutMs: DEADLINE_MS },
+    );
+
+  /**
+   * The most attempts of `jobType` that overlap at once, per key (`perKey`) or across the type:
+   * at each attempt's start, the attempts started by then and not finished yet.
+   */
+  async function mostOverlapping(jobType: string, perKey: boolean): Promise<Map<string, number>> {
+    const rows: Array<{ key: string; most: number }> = await fleet.dataSource.query(
+      `SELECT COALESCE(CASE WHEN $2 THEN r.concurrency_key END, '') AS key, max(o.n)::int AS most
+       FROM limit_runs r CROSS JOIN LATERAL (
+         SELECT count(*) AS n FROM limit_runs x
+         WHERE x.job_type = r.job_type
+           AND (NOT $2 OR x.concurrency_key IS NOT DISTINCT FROM r.concurrency_key)
+           AND x.started_at <= r.started_at AND x.finished_at > r.started_at
+       ) AS o
+       WHERE r.job_type = $1
+       GROUP BY 1`,
+      [jobType, perKey],
+    );
+    return new Map(rows.map((row) => [row.key, row.most]));
+  }
+
+  it('per key: at most 2 of a key at once, keys in parallel', async () => {
+    const jobs = await fleet.queue.enqueueMany(
+      Array.from({ length: 300 }, (_, n) => ({
+        type: 'limits.per-key',
+        data: { n },
+        concurrencyKey: `tenant-${n % 10}`,
+      })),
+    );
+    await waitUntilFinished(jobs.map((job) => job.id));
+
+    const perKey = await mostOverlapping('limits.per-key', true);
+    expect(perKey.size).toBe(10);
+    expect(Math.max(...perKey.values())).toBe(2);
+    // Different keys ran at the same time: more than one key's limit overlapped.
+    const acrossKeys = await mostOverlapping('limits.per-key', false);
+    expect(acrossKeys.get('')).toBeGreaterThan(2);
+  });
+
+  it('global: at most 3 of the type at once across the three processes', async () => {
+    const jobs = await fleet.queue.enqueueMany(
+      Array.from({ length: 90 }, (_, n) => ({ type: 'limits.global', data: { n } })),
+    );
+    await waitUntilFinished(jobs.map((job) => job.id));
+
+    expect((await mostOverlapping('limits.global', false)).get('')).toBe(3);
+    const [{ workers }] = await fleet.dataSource.query(
+      `SELECT count(DISTINCT worker_id)::int AS workers FROM limit_runs WHERE job_type = 'limits.global'`,
+    );
+    expect(workers).toBeGreaterThan(1);
+  });
+
+  it('ordered keys: each key starts its jobs in enqueue order, one at a time, retries included', async () => {
+    const KEYS = 5;
+    const PER_KEY = 40;
+    // Interleaved keys, as a real stream would be; every seventh job fails its first attempt.
+    const jobs = await fleet.queue.enqueueMany(
+      Array.from({ length: KEYS * PER_KEY }, (_, n) => ({
+        type: 'limits.ordered',
+        data: { n, failOnce: n % 7 === 3 },
+        concurrencyKey: `account-${n % KEYS}`,
+      })),
+    );
+    await waitUntilFinished(jobs.map((job) => job.id));
+
+    const runs: Array<{ key: string; job_id: string; attempt: number }> =
+      await fleet.dataSource.query(
+        `SELECT concurrency_key AS key, job_id::text AS job_id, attempt FROM limit_runs
+         WHERE job_type = 'limits.ordered' ORDER BY started_at, id`,
+      );
+    const retried = runs.filter((run) => run.attempt === 2).length;
+    expect(retried).toBe(jobs.filter((_, n) => n % 7 === 3).length);
+    for (let k = 0; k < KEYS; k++) {
+      const key = `account-${k}`;
+      const enqueued = jobs.filter((job) => job.concurrencyKey === key).map((job) => job.id);
+      // Each job's attempts in the order they started: a failed first attempt is followed by
+      // its own retry before the key's next job starts.
+      const started = runs.filter((run) => run.key === key).map((run) => run.job_id);
+      const firstStarts = started.filter((id, i) => started.indexOf(id) === i);
+      expect(firstStarts).toEqual(enqueued);
+      for (let i = 1; i < started.length; i++) {
+        if (started[i] !== started[i - 1]) {
+          expect(enqueued.indexOf(started[i])).toBe(enqueued.indexOf(started[i - 1]) + 1);
+        }
+      }
+    }
+    expect(Math.max(...(await mostOverlapping('limits.ordered', true)).values())).toBe(1);
+  });
+});
