@@ -43,11 +43,16 @@ const insertJobsSql = (schema: QueueSchema, onConflict: string): string => `
          pg_catalog.now()::text AS now
   FROM inserted`;
 
+/**
+ * The predicate is the unique index's (`jobs_unique_key_idx`, AddConcurrencyLimits), word for
+ * word: a `waiting` job is unfinished and keeps its key.
+ */
 const INSERT_KEYED = (schema: QueueSchema): string =>
   insertJobsSql(
     schema,
     `ON CONFLICT (unique_key)
-       WHERE unique_key IS NOT NULL AND status IN ('scheduled', 'pending', 'claimed', 'running')
+       WHERE unique_key IS NOT NULL
+         AND status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
        DO NOTHING`,
   );
 /**
