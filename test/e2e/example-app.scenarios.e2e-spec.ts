@@ -275,6 +275,7 @@ describe('example app: the three scenarios over HTTP', () => {
     expect(stats['image.process']).toEqual({
       scheduled: 0,
       pending: 0,
+      waiting: 0,
       claimed: 0,
       running: 0,
       completed: expect.any(Number),

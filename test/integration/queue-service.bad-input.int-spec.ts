@@ -220,6 +220,34 @@ describe('QueueService: bad input', () => {
     });
   });
 
+  describe('concurrencyKey must be text PostgreSQL stores, of 1 to 255 characters', () => {
+    it.each<[string, unknown]>([
+      ['a NUL character', 'tenant\u00001'],
+      ['an unpaired surrogate', 'tenant-\uD800'],
+      ['256 characters', 'k'.repeat(256)],
+      ['the empty string', ''],
+      ['a number', 42],
+      ['null', null],
+    ])('refuses %s, naming the field and the value', async (_, concurrencyKey) => {
+      const error = await expectInvalid(
+        () => queue.enqueue('t', {}, { concurrencyKey: concurrencyKey as string }),
+        'concurrencyKey',
+        { value: concurrencyKey },
+      );
+      expect(error.message).toMatch(/^Invalid job concurrencyKey: /);
+    });
+
+    it('accepts 255 characters, a surrogate pair counting as one (as char_length does)', async () => {
+      const concurrencyKey = 'k'.repeat(254) + '\u{1F600}';
+      const job = await queue.enqueue('keyed', {}, { concurrencyKey });
+      const [{ length }] = await dataSource.query(
+        `SELECT char_length(concurrency_key) AS length FROM job_queue.jobs WHERE id = $1`,
+        [job.id],
+      );
+      expect([job.concurrencyKey, length]).toEqual([concurrencyKey, 255]);
+    });
+  });
+
   describe('unknown option keys', () => {
     it('refuses a misspelt option, naming it', async () => {
       const error = await expectInvalid(
@@ -257,6 +285,25 @@ describe('QueueService: bad input', () => {
       await expectInvalid(
         () => queue.enqueueMany([good(0), good(1), good(2), bad as never, good(4)]),
         field,
+      );
+      const [{ count }] = await dataSource.query(
+        `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type = 'many_good'`,
+      );
+      expect(count).toBe(0);
+    });
+
+    it.each<[string, unknown]>([
+      ['a NUL character', 'a\u0000'],
+      ['an unpaired surrogate', '\uDC00'],
+      ['256 characters', 'k'.repeat(256)],
+      ['the empty string', ''],
+      ['a number', 7],
+    ])('a concurrencyKey of %s at index 3, naming it and the value', async (_, concurrencyKey) => {
+      const bad = { type: 'many_good', data: { n: 3 }, concurrencyKey };
+      await expectInvalid(
+        () => queue.enqueueMany([good(0), good(1), good(2), bad as never, good(4)]),
+        'jobs[3].concurrencyKey',
+        { value: concurrencyKey },
       );
       const [{ count }] = await dataSource.query(
         `SELECT count(*)::int AS count FROM job_queue.jobs WHERE job_type = 'many_good'`,
@@ -350,15 +397,18 @@ describe('QueueService: bad input', () => {
       },
     );
 
-    it.each([JobStatus.Pending, JobStatus.Claimed, JobStatus.Running, JobStatus.Completed])(
-      'retry of a %s job',
-      async (status) => {
-        await expectRejectedUnchanged(() => queue.retry(jobs[status]!.id), JobStateConflictError, {
-          jobId: jobs[status]!.id,
-          status,
-        });
-      },
-    );
+    it.each([
+      JobStatus.Pending,
+      JobStatus.Waiting,
+      JobStatus.Claimed,
+      JobStatus.Running,
+      JobStatus.Completed,
+    ])('retry of a %s job', async (status) => {
+      await expectRejectedUnchanged(() => queue.retry(jobs[status]!.id), JobStateConflictError, {
+        jobId: jobs[status]!.id,
+        status,
+      });
+    });
 
     it('retry of a failed job whose unique key another unfinished job now holds', async () => {
       const old = await queue.enqueue('keyed', { n: 1 }, { uniqueKey: 'retry-held' });

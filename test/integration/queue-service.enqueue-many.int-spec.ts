@@ -65,14 +65,39 @@ describe('QueueService.enqueueMany', () => {
       { type: 'bulk_opts', data: 'a' },
       { type: 'bulk_opts', data: 'b', priority: 7, maxAttempts: 9, runAt },
       { type: 'bulk_opts', data: 'c', delayMs: 60_000, uniqueKey: 'bulk-opts-c' },
+      { type: 'bulk_opts', data: 'd', concurrencyKey: 'tenant-1' },
+      { type: 'bulk_opts', data: 'e', concurrencyKey: 'tenant-2', uniqueKey: 'bulk-opts-e' },
     ]);
 
-    expect(jobs.map((job) => job.data)).toEqual(['a', 'b', 'c']);
-    expect(jobs[0]).toMatchObject({ priority: 100, maxAttempts: null, uniqueKey: null });
+    expect(jobs.map((job) => job.data)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(jobs[0]).toMatchObject({
+      priority: 100,
+      maxAttempts: null,
+      uniqueKey: null,
+      concurrencyKey: null,
+    });
     expect(jobs[1]).toMatchObject({ priority: 7, maxAttempts: 9 });
     expect(jobs[1].runAt.getTime()).toBe(runAt.getTime());
     expect(jobs[2].uniqueKey).toBe('bulk-opts-c');
     expect(jobs[2].runAt.getTime() - jobs[2].createdAt.getTime()).toBe(60_000);
+    expect(jobs.map((job) => job.concurrencyKey)).toEqual([
+      null,
+      null,
+      null,
+      'tenant-1',
+      'tenant-2',
+    ]);
+    const stored: Array<{ data: string; concurrency_key: string | null }> =
+      await app.dataSource.query(
+        `SELECT data, concurrency_key FROM job_queue.jobs WHERE job_type = 'bulk_opts' ORDER BY id`,
+      );
+    expect(stored.map((row) => [row.data, row.concurrency_key])).toEqual([
+      ['a', null],
+      ['b', null],
+      ['c', null],
+      ['d', 'tenant-1'],
+      ['e', 'tenant-2'],
+    ]);
   });
 
   it('returns each job exactly as stored, field for field (getJob reads the same)', async () => {
@@ -82,6 +107,7 @@ describe('QueueService.enqueueMany', () => {
       { type: 'bulk_exact', data: { b: 1, a: [true, 'x"y\\z'], nested: { ключ: '✓' } } },
       { type: 'bulk_exact', data: 'text', priority: -3, maxAttempts: 4, runAt },
       { type: 'bulk_exact', data: 42, delayMs: 1_500, uniqueKey: 'bulk-exact-key' },
+      { type: 'bulk_exact', data: [], concurrencyKey: 'tenant-"ключ"\\' },
     ]);
     for (const job of jobs) expect(job).toEqual(await app.queue.getJob(job.id));
   });

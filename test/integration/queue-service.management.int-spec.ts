@@ -43,6 +43,7 @@ describe('QueueService: management API', () => {
         maxAttempts: null,
         lastError: null,
         uniqueKey: null,
+        concurrencyKey: null,
         result: null,
       });
       expect(job.createdAt).toBeInstanceOf(Date);
@@ -64,6 +65,17 @@ describe('QueueService: management API', () => {
         maxAttempts: 7,
         uniqueKey: 'mgmt-key',
       });
+    });
+
+    it('stores concurrencyKey as given, in its own column', async () => {
+      const job = await app.queue.enqueue('keyed', {}, { concurrencyKey: 'tenant-42' });
+      expect(job.concurrencyKey).toBe('tenant-42');
+      expect(await app.queue.getJob(job.id)).toEqual(job);
+      const [row] = await app.dataSource.query(
+        `SELECT concurrency_key, unique_key FROM job_queue.jobs WHERE id = $1`,
+        [job.id],
+      );
+      expect(row).toEqual({ concurrency_key: 'tenant-42', unique_key: null });
     });
 
     it('delayMs puts run_at exactly that far after the insert, by the database clock', async () => {
@@ -129,6 +141,16 @@ describe('QueueService: management API', () => {
       expect(await app.queue.getJob(job.id)).toEqual(third);
     });
 
+    it('accepts a waiting job (no run holds it)', async () => {
+      const job = await app.queue.enqueue('progress', {}, { concurrencyKey: 'tenant-1' });
+      await update(job.id, `status = 'waiting'`);
+      expect(await app.queue.updateProgress(job.id, 10, 'queued')).toMatchObject({
+        status: JobStatus.Waiting,
+        progress: 10,
+        currentStage: 'queued',
+      });
+    });
+
     it('accepts 0 and a pending job', async () => {
       const job = await app.queue.enqueue('progress', {});
       expect(await app.queue.updateProgress(job.id, 0, '')).toMatchObject({
@@ -140,7 +162,7 @@ describe('QueueService: management API', () => {
   });
 
   describe('cancel', () => {
-    it.each([JobStatus.Pending, JobStatus.Claimed, JobStatus.Running])(
+    it.each([JobStatus.Pending, JobStatus.Waiting, JobStatus.Claimed, JobStatus.Running])(
       'moves a %s job to cancelled',
       async (status) => {
         const job = await app.queue.enqueue('cancel_me', {});
@@ -215,6 +237,7 @@ describe('QueueService: management API', () => {
       await update(emails[1].id, `status = 'completed'`);
       await update(emails[2].id, `status = 'running'`);
       await update(reports[0].id, `status = 'failed'`);
+      await update(reports[2].id, `status = 'waiting'`);
       await app.queue.cancel(reports[1].id);
       await app.queue.enqueue('report', {}, { delayMs: 3_600_000 });
 
@@ -222,6 +245,7 @@ describe('QueueService: management API', () => {
         email: {
           scheduled: 0,
           pending: 2,
+          waiting: 0,
           claimed: 0,
           running: 1,
           completed: 2,
@@ -231,7 +255,8 @@ describe('QueueService: management API', () => {
         },
         report: {
           scheduled: 1,
-          pending: 1,
+          pending: 0,
+          waiting: 1,
           claimed: 0,
           running: 0,
           completed: 0,

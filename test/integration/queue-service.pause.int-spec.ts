@@ -7,6 +7,7 @@ import { PENDING_AGAIN_PAYLOAD } from '../../libs/job-queue/src/sql/queue-schema
 const ZEROS = {
   scheduled: 0,
   pending: 0,
+  waiting: 0,
   claimed: 0,
   running: 0,
   completed: 0,

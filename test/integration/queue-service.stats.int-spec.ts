@@ -68,6 +68,7 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
       a: {
         scheduled: 0,
         pending: 1,
+        waiting: 0,
         claimed: 0,
         running: 0,
         completed: 0,
@@ -78,6 +79,7 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
       b: {
         scheduled: 1,
         pending: 0,
+        waiting: 0,
         claimed: 0,
         running: 0,
         completed: 0,

@@ -1,4 +1,4 @@
-import { JobStatus } from 'nest-pg-job-queue';
+import { JobStateConflictError, JobStatus } from 'nest-pg-job-queue';
 import { useQueueTestingModule } from '../support/test-app';
 
 describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
@@ -27,7 +27,8 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
     expect(await rowsWithKey('dup-1')).toEqual([{ id: first.id, status: 'pending' }]);
   });
 
-  it.each([JobStatus.Claimed, JobStatus.Running])(
+  // A waiting job (set aside while its concurrency key is at its limit) is unfinished too.
+  it.each([JobStatus.Waiting, JobStatus.Claimed, JobStatus.Running])(
     'a duplicate of a %s job still returns it',
     async (status) => {
       const key = `dup-held-${status}`;
@@ -40,6 +41,55 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
       expect(await rowsWithKey(key)).toHaveLength(1);
     },
   );
+
+  it('a waiting holder is returned at every position of an enqueueMany, and only it', async () => {
+    const holder = await app.queue.enqueue(
+      'report',
+      { holder: true },
+      { uniqueKey: 'dup-waiting-many', concurrencyKey: 'tenant-1' },
+    );
+    await setStatus(holder.id, JobStatus.Waiting);
+
+    const jobs = await app.queue.enqueueMany([
+      { type: 'report', data: { n: 1 }, uniqueKey: 'dup-waiting-many' },
+      { type: 'report', data: { n: 2 }, uniqueKey: 'dup-waiting-many', concurrencyKey: 'other' },
+    ]);
+
+    expect(jobs.map((job) => job.id)).toEqual([holder.id, holder.id]);
+    expect(jobs[1]).toMatchObject({
+      status: JobStatus.Waiting,
+      data: { holder: true },
+      concurrencyKey: 'tenant-1',
+    });
+    expect(await rowsWithKey('dup-waiting-many')).toEqual([{ id: holder.id, status: 'waiting' }]);
+  });
+
+  it('cancelling a waiting holder frees its key', async () => {
+    const holder = await app.queue.enqueue('report', {}, { uniqueKey: 'dup-cancel-waiting' });
+    await setStatus(holder.id, JobStatus.Waiting);
+
+    expect(await app.queue.cancel(holder.id)).toMatchObject({ status: JobStatus.Cancelled });
+    const next = await app.queue.enqueue('report', {}, { uniqueKey: 'dup-cancel-waiting' });
+
+    expect(next.id).not.toBe(holder.id);
+    expect(await rowsWithKey('dup-cancel-waiting')).toEqual([
+      { id: holder.id, status: 'cancelled' },
+      { id: next.id, status: 'pending' },
+    ]);
+  });
+
+  it('a failed job is not retried while a waiting job holds its key', async () => {
+    const old = await app.queue.enqueue('report', {}, { uniqueKey: 'dup-retry-waiting' });
+    await setStatus(old.id, JobStatus.Failed);
+    const holder = await app.queue.enqueue('report', {}, { uniqueKey: 'dup-retry-waiting' });
+    await setStatus(holder.id, JobStatus.Waiting);
+
+    await expect(app.queue.retry(old.id)).rejects.toThrow(JobStateConflictError);
+    expect(await rowsWithKey('dup-retry-waiting')).toEqual([
+      { id: old.id, status: 'failed' },
+      { id: holder.id, status: 'waiting' },
+    ]);
+  });
 
   it.each([JobStatus.Completed, JobStatus.Failed, JobStatus.Cancelled])(
     'once the holder is %s, the same key makes a new job',

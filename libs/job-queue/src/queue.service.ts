@@ -64,7 +64,7 @@ const JOB_LOG_READ_KEYS = ['after', 'limit'] as const;
 /** The page `jobEvents` returns: its default and largest size. */
 const DEFAULT_JOB_LOG_PAGE = 100;
 const MAX_JOB_LOG_PAGE = 1_000;
-/** The partial unique index over unfinished jobs' keys (CreateJobsTable migration). */
+/** The partial unique index over unfinished jobs' keys (CreateJobsTable, AddConcurrencyLimits). */
 const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 
 /**

@@ -12,6 +12,13 @@ export interface JobOptions {
   maxAttempts?: number;
   /** At most one unfinished job per key: enqueueing a duplicate returns the existing job. */
   uniqueKey?: string;
+  /**
+   * The key whose slots the job takes (a tenant, an account): with its handler's
+   * `concurrencyPerKey: N`, at most N jobs of its type and key run at once, across every node.
+   * Ignored by types without `concurrencyPerKey`; a job without a key is not limited by it.
+   * 1 to 255 characters.
+   */
+  concurrencyKey?: string;
 }
 
 /** Options that apply to the whole write. @publicApi */

@@ -5,6 +5,7 @@ import { EnqueueManyItem, JobOptions } from '../interfaces/enqueue-options.inter
 import { JobInsertRow } from '../sql/insert-jobs.query';
 import { jobInput } from '../validation/input.validator';
 import {
+  checkConcurrencyKey,
   checkInteger,
   checkJobType,
   checkRunAt,
@@ -19,6 +20,7 @@ export const JOB_OPTION_KEYS = [
   'delayMs',
   'maxAttempts',
   'uniqueKey',
+  'concurrencyKey',
 ] as const;
 
 /** A row to insert, and the bytes of its `data` JSON (counted against `maxBatchBytes`). */
@@ -61,6 +63,10 @@ export function toJobInsertRow(
         : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
     uniqueKey:
       opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
+    concurrencyKey:
+      opts.concurrencyKey === undefined
+        ? null
+        : checkConcurrencyKey(`${path}concurrencyKey`, opts.concurrencyKey),
   };
 }
 

@@ -4,13 +4,16 @@ import { oneJobEventPayload } from './job-events.notify';
 import { claimedRowMissingSql, endedRunRowsSql, insertLogRowsCte } from './job-log-rows';
 
 // The job's log gets a `cancelled` row, after the running run's `claimed` row if it wrote none.
+// A `waiting` job (set aside while its concurrency key is at its limit) is unfinished: it can be
+// cancelled like a pending one.
 const CANCEL_JOB = (schema: QueueSchema): string => `
   WITH cancelled AS (
     UPDATE ${schema.jobs} AS j SET status = 'cancelled', completed_at = pg_catalog.now(),
       events_count = j.events_count + 1
         + CASE WHEN ${claimedRowMissingSql(schema)} THEN 1 ELSE 0 END,
       updated_at = pg_catalog.now()
-    WHERE j.id = $1::bigint AND j.status IN ('scheduled', 'pending', 'claimed', 'running')
+    WHERE j.id = $1::bigint
+      AND j.status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
     RETURNING j.*, ${claimedRowMissingSql(schema)} AS claimed_missing
   ), ${insertLogRowsCte(schema, endedRunRowsSql('cancelled', 'cancelled', 'NULL::text'))}
   SELECT cancelled.* FROM cancelled

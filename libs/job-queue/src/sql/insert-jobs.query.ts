@@ -14,19 +14,21 @@ export interface JobInsertRow {
   delayMs: number;
   maxAttempts: number | null;
   uniqueKey: string | null;
+  concurrencyKey: string | null;
 }
 
 /** The INSERT, its conflict clause (when a row has a key) and what comes back. */
 const insertJobsSql = (schema: QueueSchema, onConflict: string): string => `
   WITH inserted AS (
-    INSERT INTO ${schema.jobs} (job_type, data, priority, run_at, status, max_attempts, unique_key)
+    INSERT INTO ${schema.jobs}
+      (job_type, data, priority, run_at, status, max_attempts, unique_key, concurrency_key)
     SELECT t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
            due.run_at,
            CASE WHEN due.run_at > pg_catalog.now() THEN 'scheduled' ELSE 'pending' END,
-           t.max_attempts, t.unique_key
+           t.max_attempts, t.unique_key, t.concurrency_key
     FROM ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
            type text, data jsonb, priority integer, run_at timestamptz, delay_ms float8,
-           max_attempts integer, unique_key text)) WITH ORDINALITY AS t
+           max_attempts integer, unique_key text, concurrency_key text)) WITH ORDINALITY AS t
       CROSS JOIN LATERAL (
         SELECT COALESCE(t.run_at, pg_catalog.now()
                                   + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
@@ -41,11 +43,16 @@ const insertJobsSql = (schema: QueueSchema, onConflict: string): string => `
          pg_catalog.now()::text AS now
   FROM inserted`;
 
+/**
+ * The predicate is the unique index's (`jobs_unique_key_idx`, AddConcurrencyLimits), word for
+ * word: a `waiting` job is unfinished and keeps its key.
+ */
 const INSERT_KEYED = (schema: QueueSchema): string =>
   insertJobsSql(
     schema,
     `ON CONFLICT (unique_key)
-       WHERE unique_key IS NOT NULL AND status IN ('scheduled', 'pending', 'claimed', 'running')
+       WHERE unique_key IS NOT NULL
+         AND status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
        DO NOTHING`,
   );
 /**
@@ -105,6 +112,9 @@ function inputDocument(rows: readonly JobInsertRow[]): string {
     if (row.delayMs !== 0) item += `,"delay_ms":${row.delayMs}`;
     if (row.maxAttempts !== null) item += `,"max_attempts":${row.maxAttempts}`;
     if (row.uniqueKey !== null) item += `,"unique_key":${JSON.stringify(row.uniqueKey)}`;
+    if (row.concurrencyKey !== null) {
+      item += `,"concurrency_key":${JSON.stringify(row.concurrencyKey)}`;
+    }
     return item + '}';
   });
   return `[${items.join(',')}]`;
@@ -160,6 +170,7 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.lastError = null;
   job.heartbeatAt = null;
   job.uniqueKey = row.uniqueKey;
+  job.concurrencyKey = row.concurrencyKey;
   job.result = null;
   job.updatedAt = new Date(nowMs);
   return job;

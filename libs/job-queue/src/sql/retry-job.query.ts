@@ -10,13 +10,13 @@ const RETRY_JOB = (schema: QueueSchema): string => `
     AND NOT EXISTS (
       SELECT 1 FROM ${schema.jobs} holder
       WHERE holder.unique_key = j.unique_key
-        AND holder.status IN ('scheduled', 'pending', 'claimed', 'running'))
+        AND holder.status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting'))
   RETURNING *`;
 
 /**
  * Puts a failed or cancelled job back to `pending` with a fresh set of attempts, to run now.
  * Returns nothing when no such job exists, or when its `unique_key` is now held by another
- * unfinished job (the unique index refuses; the caller reports the conflict).
+ * unfinished job, `waiting` included (the unique index refuses; the caller reports the conflict).
  */
 export async function retryJobRow(
   db: Queryable,

@@ -1,4 +1,5 @@
 import {
+  MAX_CONCURRENCY_KEY_LENGTH,
   MAX_JOB_TYPE_LENGTH,
   MAX_STAGE_LENGTH,
   MAX_UNIQUE_KEY_LENGTH,
@@ -52,15 +53,20 @@ export function checkRunAt(field: string, value: unknown): Date {
   return value;
 }
 
-export function checkUniqueKey(field: string, value: unknown): string {
+/** A key (`uniqueKey`, `concurrencyKey`): text of 1 to `maxLength` characters. */
+function checkKey(field: string, value: unknown, maxLength: number): string {
   if (value === '') {
-    jobInput.fail(
-      field,
-      value,
-      `a non-empty string of at most ${MAX_UNIQUE_KEY_LENGTH} characters`,
-    );
+    jobInput.fail(field, value, `a non-empty string of at most ${maxLength} characters`);
   }
-  return checkText(field, value, MAX_UNIQUE_KEY_LENGTH);
+  return checkText(field, value, maxLength);
+}
+
+export function checkUniqueKey(field: string, value: unknown): string {
+  return checkKey(field, value, MAX_UNIQUE_KEY_LENGTH);
+}
+
+export function checkConcurrencyKey(field: string, value: unknown): string {
+  return checkKey(field, value, MAX_CONCURRENCY_KEY_LENGTH);
 }
 
 export function checkProgress(field: string, value: unknown): number {
