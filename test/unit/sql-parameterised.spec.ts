@@ -11,6 +11,46 @@ const SCANNED_DIRS = ['libs/job-queue/src', 'migrations'];
  * parameter cannot be used.
  */
 const ALLOWED_INTERPOLATIONS: Record<string, string> = {
+  '* schema.releaseKeySlot':
+    "the key-slot trigger's function in the queue's schema: checked and quoted",
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts schema.claimLockClass':
+    "the claim lock's first key, an int4 derived from the checked schema name by SHA-256",
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts limited':
+    'the statement of a claim of limited types (claim-job-batch.v4.ts): the checked schema, constants',
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts afterCursors':
+    'the statement of a claim after cursors (claim-job-batch.v3.ts): the checked schema, constants',
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts fromHeads':
+    'the statement of a claim from the heads (claim-job-batch.v2.ts): the checked schema, constants',
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts claimJobBatchDefinitionV3(schema, fromHeads, afterCursors, limited)':
+    'DDL cannot take parameters; the second signature with its V3 body, from constants and the checked schema',
+  'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts columns':
+    "the columns a head read returns: constants of the same file",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts owner':
+    "the CTE whose row names the type or key (`limits`, `takes`, `window_keys`, `full_keys`): constants",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts limit':
+    "a head read's LIMIT: a column expression of the claim's own CTEs (`limits.room`, `takes.take`)",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts holdsKeySlotSql(ordered)':
+    "which jobs hold a key's slot (release-key-slot.v1.ts), over a CTE column: constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(\n      schema,\n      'limits',\n      'j.id, j.priority, j.created_at, j.concurrency_key',\n      '2 * limits.room',\n    )":
+    "the window's head read: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'window_keys', 'limits.ordered')":
+    "the jobs holding a window key's slots: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(\n      schema,\n      'limits',\n      'j.priority, j.created_at, j.id',\n      'limits.room',\n    )":
+    "the heads of a type without a per-key limit: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(schema, 'takes', 'j.id', 'takes.take')":
+    "the locking read of a type without a per-key limit: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'full_keys', 'full_keys.ordered')":
+    "the jobs holding a full key's slots, to lock: the checked schema and constants",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts SET_ASIDE_PER_KEY':
+    'a LIMIT, a numeric constant of the same file',
+  "libs/job-queue/src/sql/functions/release-key-slot.v1.ts holdsKeySlotSql('ordered')":
+    "which jobs hold a key's slot, over the function's own variable: constants of the same file",
+  'libs/job-queue/src/sql/functions/release-key-slot.v1.ts PENDING_AGAIN_PAYLOAD':
+    "a function body's literal: the insert channel's constant payload (queue-schema.ts)",
+  'libs/job-queue/src/migrations/1795939200011-AddConcurrencyLimits.ts statuses':
+    "the status lists of the CHECK and the unique index, before and after: constants of the same file",
+  'libs/job-queue/src/migrations/1795939200011-AddConcurrencyLimits.ts KEY_SLOT_RELEASED_WHEN':
+    "the trigger's WHEN clause (release-key-slot.v1.ts): a constant",
   '* schema.jobs':
     'the queue\'s table, `"<schema>".jobs`: a table name cannot be a parameter; the schema name ' +
     'is an identifier checked against SCHEMA_NAME_PATTERN at boot (option `schema`) and quoted',
