@@ -9,9 +9,12 @@ import {
   BootOkHandlers,
   DuplicateHandlersA,
   DuplicateHandlersB,
+  FractionalGlobalHandlers,
   NegativeTimeoutHandlers,
+  OrderedManyPerKeyHandlers,
   UnknownOptionHandlers,
   ZeroConcurrencyHandlers,
+  ZeroPerKeyHandlers,
 } from '../fixtures/boot-errors.handlers';
 
 describe('worker: boot errors', () => {
@@ -56,6 +59,19 @@ describe('worker: boot errors', () => {
     ['concurrency 0', ZeroConcurrencyHandlers, 'concurrency', 'ZeroConcurrencyHandlers#run'],
     ['a negative timeoutMs', NegativeTimeoutHandlers, 'timeoutMs', 'NegativeTimeoutHandlers#run'],
     ['an unknown option key', UnknownOptionHandlers, 'retries', 'UnknownOptionHandlers#run'],
+    ['concurrencyPerKey 0', ZeroPerKeyHandlers, 'concurrencyPerKey', 'ZeroPerKeyHandlers#run'],
+    [
+      'a fractional globalConcurrency',
+      FractionalGlobalHandlers,
+      'globalConcurrency',
+      'FractionalGlobalHandlers#run',
+    ],
+    [
+      'ordered with concurrencyPerKey 2',
+      OrderedManyPerKeyHandlers,
+      'ordered',
+      'OrderedManyPerKeyHandlers#run',
+    ],
   ])('rejects handler options with %s, naming the option', async (_, fixture, option, where) => {
     const error = await bootError([fixture]);
     expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);

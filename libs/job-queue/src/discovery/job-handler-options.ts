@@ -1,7 +1,7 @@
 import { JobHandlerOptions } from '../interfaces/job-handler-options.interface';
 import { resolveBackoff } from '../options/backoff.option';
 import { HANDLER_OPTIONS } from '../options/handler-options.table';
-import { ResolvedJobQueueOptions } from '../options/resolved-options';
+import { ResolvedConcurrencyLimits, ResolvedJobQueueOptions } from '../options/resolved-options';
 import { resolveRetention } from '../options/retention.option';
 import {
   CATCH_UP_VALUES,
@@ -40,7 +40,35 @@ export function resolveHandlerOptions(
     backoff: resolveBackoff(`${where}: backoff`, options.backoff, moduleOptions.backoff),
     schedule: resolveHandlerSchedule(where, options),
     retention: resolveRetention(`${where}: retention`, options.retention, moduleOptions.retention),
+    limits: resolveConcurrencyLimits(where, options),
   };
+}
+
+/**
+ * `concurrencyPerKey`, `globalConcurrency`, `ordered`: refused here rather than by the CHECK of
+ * `job_types` when the worker stores them, so the error names the handler.
+ */
+function resolveConcurrencyLimits(
+  where: string,
+  options: JobHandlerOptions,
+): ResolvedConcurrencyLimits {
+  const limit = (key: 'concurrencyPerKey' | 'globalConcurrency'): number | null =>
+    options[key] === undefined
+      ? null
+      : check.integer(`${where}: ${key}`, options[key], HANDLER_OPTIONS[key].min);
+  const concurrencyPerKey = limit('concurrencyPerKey');
+  const ordered =
+    options.ordered === undefined ? false : check.boolean(`${where}: ordered`, options.ordered);
+  // More than one job of a key at once could not start them in order.
+  if (ordered && concurrencyPerKey !== 1) {
+    check.fail(
+      `${where}: ordered`,
+      options.ordered,
+      "ordered only with concurrencyPerKey: 1 (a key's jobs start one at a time); " +
+        `concurrencyPerKey is ${concurrencyPerKey ?? 'not set'}`,
+    );
+  }
+  return { concurrencyPerKey, globalConcurrency: limit('globalConcurrency'), ordered };
 }
 
 /** `cron`, `timezone`, `catchUp`: checked with the parser the schedule fires by. */

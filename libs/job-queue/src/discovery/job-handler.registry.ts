@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { JobHandlerFunction } from '../interfaces/job-context.interface';
-import { ResolvedBackoff } from '../options/resolved-options';
+import {
+  ResolvedBackoff,
+  ResolvedConcurrencyLimits,
+  ResolvedRetention,
+} from '../options/resolved-options';
 import { DuplicateJobHandlerError } from '../errors';
 import { HandlerSchedule } from '../cron/cron-expression';
-
-import { ResolvedRetention } from '../options/resolved-options';
 
 /** A handler's options with the module's defaults filled in. */
 export interface ResolvedHandlerOptions {
@@ -18,6 +20,8 @@ export interface ResolvedHandlerOptions {
   schedule: HandlerSchedule | undefined;
   /** The module's `retention` with the handler's merged over it. */
   retention: ResolvedRetention;
+  /** `concurrencyPerKey`, `globalConcurrency`, `ordered`: stored in `job_types` at start. */
+  limits: ResolvedConcurrencyLimits;
 }
 
 export interface RegisteredJobHandler {

@@ -11,6 +11,25 @@ export interface JobHandlerOptions {
    */
   concurrency?: number;
   /**
+   * Jobs of this type and one `concurrencyKey` (given at enqueue) that run at once, across every
+   * node; a job claimed and held in a worker (prefetched) counts as running. Jobs without a key
+   * are not limited by it. Enforced by the claim, from the value the last worker to start stored
+   * for the type. Default: no limit per key.
+   */
+  concurrencyPerKey?: number;
+  /**
+   * Jobs of this type that run at once across every node (`concurrency` stays this process's
+   * own), enforced by the claim like `concurrencyPerKey`. Default: no limit across nodes.
+   */
+  globalConcurrency?: number;
+  /**
+   * A key's jobs start one at a time, in the claim's order (priority, then enqueue order); only
+   * with `concurrencyPerKey: 1`. A job waiting for its retry holds its key's later jobs back until
+   * it completes or fails for good; one that fails for good or is cancelled lets the next start.
+   * Default: `false`.
+   */
+  ordered?: boolean;
+  /**
    * Attempts before a job of this type fails for good; a job's own `maxAttempts` wins. Written
    * into the job's row by its first claim, with `backoff`: every node then applies the row's.
    */

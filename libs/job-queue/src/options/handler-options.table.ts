@@ -13,6 +13,9 @@ export interface HandlerOptionSpec {
  */
 export const HANDLER_OPTIONS = {
   concurrency: { defaultText: 'no own limit (within `worker.concurrency`)', min: 1 },
+  concurrencyPerKey: { defaultText: 'no limit per key', min: 1 },
+  globalConcurrency: { defaultText: 'no limit across nodes', min: 1 },
+  ordered: { defaultText: '`false`' },
   maxAttempts: { defaultText: "the module's `defaultMaxAttempts`", min: 1 },
   timeoutMs: { defaultText: 'none', min: 1 },
   backoff: { defaultText: "the module's `backoff`" },

@@ -14,6 +14,17 @@ export interface ResolvedRetention {
   cancelledMs: number | null;
 }
 
+/**
+ * A handler's limits across every node, as `job_types` stores them for the claim; `null`: no
+ * such limit.
+ */
+export interface ResolvedConcurrencyLimits {
+  concurrencyPerKey: number | null;
+  globalConcurrency: number | null;
+  /** Only with `concurrencyPerKey` 1 (checked at boot, and by the table's CHECK). */
+  ordered: boolean;
+}
+
 export interface ResolvedWorkerOptions {
   concurrency: number;
   batchSize: number;

@@ -1,7 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
-import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
+import {
+  ResolvedConcurrencyLimits,
+  ResolvedJobQueueOptions,
+  ResolvedWorkerOptions,
+} from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { WorkerShutdownError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
@@ -12,6 +16,7 @@ import { CronScheduler } from '../cron/cron-scheduler';
 import { JobPruner } from '../maintenance/job-pruner';
 import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
+import { storeConcurrencyLimits } from '../sql/store-concurrency-limits.query';
 import { poolMax } from '../sql/dedicated-connection';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -37,6 +42,16 @@ export function jobTypesToClaim(
     );
   }
   return worker.jobTypes;
+}
+
+/** `{concurrencyPerKey: 1, ordered: true}`: the limits set, for the boot's log; `none`. */
+function limitsText(limits: ResolvedConcurrencyLimits): string {
+  const set = [
+    limits.concurrencyPerKey === null ? [] : [`concurrencyPerKey: ${limits.concurrencyPerKey}`],
+    limits.globalConcurrency === null ? [] : [`globalConcurrency: ${limits.globalConcurrency}`],
+    limits.ordered ? ['ordered: true'] : [],
+  ].flat();
+  return set.length === 0 ? 'none' : `{${set.join(', ')}}`;
 }
 
 /**
@@ -121,6 +136,8 @@ export class JobWorker {
     const jobTypes = jobTypesToClaim(worker, this.registry);
     // Before anything starts: a boot that cannot write its handlers' schedules fails whole.
     await this.cron.syncHandlerSchedules(this.registry.all());
+    // So do its handlers' limits, stored before this worker's first claim reads them.
+    await this.storeConcurrencyLimits();
     this.started = true;
     this.warnIfPoolTooSmall(worker.concurrency);
     this.completer.resume();
@@ -146,6 +163,36 @@ export class JobWorker {
     this.logger.log(
       `Worker ${this.options.workerId} started: ${jobTypes.join(', ')} (concurrency ${worker.concurrency})`,
     );
+  }
+
+  /**
+   * Stores every handler's `concurrencyPerKey`, `globalConcurrency` and `ordered` in `job_types`,
+   * which every node's claim reads, and logs each type whose limits this boot changed. Two
+   * deployments that disagree overwrite each other: the last to start decides.
+   */
+  private async storeConcurrencyLimits(): Promise<void> {
+    const changes = await storeConcurrencyLimits(
+      this.dataSource,
+      this.options.schema,
+      this.registry.all().map((handler) => ({
+        jobType: handler.jobType,
+        limits: handler.options.limits,
+      })),
+    );
+    for (const change of changes) {
+      // A type stored for the first time without limits is written, yet nothing changed.
+      const from = change.previous === null ? 'none' : limitsText(change.previous);
+      const to = limitsText(change.current);
+      if (from === to) continue;
+      const released =
+        change.releasedWaiting > 0
+          ? `; ${change.releasedWaiting} waiting job(s) moved back to pending`
+          : '';
+      this.logger.log(
+        `Job type ${change.jobType}: concurrency limits changed from ${from} to ${to} ` +
+          `(the last worker to start decides)${released}`,
+      );
+    }
   }
 
   /**
