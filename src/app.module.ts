@@ -6,6 +6,7 @@ import { exampleAppMigrations } from '../migrations';
 import { AuditLog } from './audit/audit-log.entity';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { RequestValidationPipe } from './common/validation/request-validation.pipe';
+import { EmailsModule } from './emails/emails.module';
 import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
 import { ReportsModule } from './reports/reports.module';
@@ -40,6 +41,7 @@ function envInt(name: string): number | undefined {
     }),
     ImagesModule,
     ReportsModule,
+    EmailsModule,
     JobsModule,
   ],
   providers: [

@@ -86,7 +86,12 @@ CREATE TABLE job_queue.job_types (
     failed_retention_ms bigint,
     cancelled_retention_ms bigint,
     retention_updated_at timestamp with time zone,
+    concurrency_per_key integer,
+    global_concurrency integer,
+    ordered_keys boolean NOT NULL DEFAULT false,
+    limits_updated_at timestamp with time zone,
     CONSTRAINT job_types_job_type_length_check CHECK ((char_length(job_type) <= 255)),
+    CONSTRAINT job_types_limits_check CHECK (((concurrency_per_key > 0) AND (global_concurrency > 0) AND ((NOT ordered_keys) OR (NOT (concurrency_per_key IS DISTINCT FROM 1))))),
     CONSTRAINT job_types_pkey PRIMARY KEY (job_type),
     CONSTRAINT job_types_retention_check CHECK (((completed_retention_ms >= 0) AND (failed_retention_ms >= 0) AND (cancelled_retention_ms >= 0)))
 );
@@ -119,12 +124,14 @@ CREATE TABLE job_queue.jobs (
     unique_key text,
     result jsonb,
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
+    concurrency_key text,
     CONSTRAINT jobs_attempts_check CHECK (((attempts >= 0) AND ((max_attempts IS NULL) OR (max_attempts >= 1)))),
+    CONSTRAINT jobs_concurrency_key_length_check CHECK ((char_length(concurrency_key) <= 255)),
     CONSTRAINT jobs_current_stage_length_check CHECK ((char_length(current_stage) <= 255)),
     CONSTRAINT jobs_job_type_length_check CHECK ((char_length(job_type) <= 255)),
     CONSTRAINT jobs_pkey PRIMARY KEY (id),
     CONSTRAINT jobs_progress_check CHECK (((progress >= 0) AND (progress <= 100))),
-    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'waiting'::text]))),
     CONSTRAINT jobs_unique_key_length_check CHECK ((char_length(unique_key) <= 255)),
     CONSTRAINT jobs_worker_id_length_check CHECK ((char_length(worker_id) <= 255))
 );
@@ -132,10 +139,13 @@ ALTER TABLE job_queue.jobs SET (autovacuum_vacuum_scale_factor=0.05, autovacuum_
 -- privileges: default
 CREATE INDEX jobs_claim_idx ON job_queue.jobs USING btree (job_type, priority DESC, created_at, id) WHERE (status = 'pending'::text);
 CREATE INDEX jobs_finished_idx ON job_queue.jobs USING btree (job_type, status, completed_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
+CREATE INDEX jobs_key_slots_idx ON job_queue.jobs USING btree (job_type, concurrency_key, status) WHERE ((concurrency_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'claimed'::text, 'running'::text, 'scheduled'::text])));
+CREATE INDEX jobs_key_waiting_idx ON job_queue.jobs USING btree (job_type, concurrency_key, priority DESC, created_at, id) WHERE (status = 'waiting'::text);
 CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (status = ANY (ARRAY['claimed'::text, 'running'::text]));
 CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
 CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
-CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text])));
+CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])));
+CREATE TRIGGER jobs_key_slot_released AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.concurrency_key IS NOT NULL) AND (((old.status = ANY (ARRAY['claimed'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['claimed'::text, 'running'::text]))) OR ((old.status = 'scheduled'::text) AND ((old.attempts > 0) OR (old.started_at IS NOT NULL)) AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))))) EXECUTE FUNCTION job_queue.jobs_release_key_slot();
 CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
 
 CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_types text[], p_batch_size integer, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_start boolean DEFAULT false, p_type_caps integer[] DEFAULT NULL::integer[], p_max_attempts integer[] DEFAULT NULL::integer[], p_backoff_base_ms integer[] DEFAULT NULL::integer[], p_backoff_max_ms integer[] DEFAULT NULL::integer[], p_backoff_jitter double precision[] DEFAULT NULL::double precision[], p_after_job_types text[] DEFAULT NULL::text[], p_after_priorities integer[] DEFAULT NULL::integer[], p_after_created_at timestamp with time zone[] DEFAULT NULL::timestamp with time zone[], p_after_ids bigint[] DEFAULT NULL::bigint[])
@@ -149,8 +159,215 @@ CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_typ
  SET enable_mergejoin TO 'off'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+    DECLARE
+      limited_types bigint;
     BEGIN
-      IF pg_catalog.cardinality(p_after_job_types) > 0 THEN
+      PERFORM pg_catalog.pg_advisory_xact_lock(-1675065576, pg_catalog.hashtext(t.job_type))
+      FROM (SELECT lt.job_type FROM "job_queue".job_types lt
+            WHERE lt.job_type = ANY (p_job_types)
+              AND (lt.concurrency_per_key IS NOT NULL OR lt.global_concurrency IS NOT NULL)
+            ORDER BY lt.job_type) AS t;
+      GET DIAGNOSTICS limited_types = ROW_COUNT;
+      IF limited_types > 0 THEN
+        RETURN QUERY 
+  WITH types AS (
+    SELECT t.job_type,
+           min(LEAST(COALESCE(t.cap, $3), $3)) AS cap,
+           min(t.max_attempts) AS max_attempts,
+           min(t.backoff_base_ms) AS backoff_base_ms,
+           min(t.backoff_max_ms) AS backoff_max_ms,
+           min(t.backoff_jitter) AS backoff_jitter
+    FROM unnest($2::text[], $6::integer[], $7::integer[], $8::integer[], $9::integer[],
+                $10::float8[])
+      AS t(job_type, cap, max_attempts, backoff_base_ms, backoff_max_ms, backoff_jitter)
+    WHERE t.job_type IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM "job_queue".job_types paused
+                      WHERE paused.job_type = t.job_type AND paused.paused_at IS NOT NULL)
+    GROUP BY t.job_type
+    HAVING min(LEAST(COALESCE(t.cap, $3), $3)) > 0
+  ), cursors AS (
+    SELECT DISTINCT ON (c.job_type, c.priority) c.job_type, c.priority::bigint AS priority,
+           c.created_at, c.id
+    FROM unnest($11::text[], $12::integer[], $13::timestamptz[], $14::bigint[])
+      AS c(job_type, priority, created_at, id)
+    WHERE c.job_type IN (SELECT types.job_type FROM types)
+      AND c.priority IS NOT NULL AND c.created_at IS NOT NULL AND c.id IS NOT NULL
+    ORDER BY c.job_type, c.priority, c.created_at ASC, c.id ASC
+  ), segments AS (
+    SELECT cursors.job_type, cursors.priority AS lo, cursors.priority AS hi,
+           cursors.created_at AS after_created_at, cursors.id AS after_id
+    FROM cursors
+    UNION ALL
+    SELECT above.job_type, above.priority + 1, above.hi, '-infinity'::timestamptz, 0::bigint
+    FROM (
+      SELECT cursors.job_type, cursors.priority,
+             COALESCE(lag(cursors.priority) OVER (PARTITION BY cursors.job_type
+                                                  ORDER BY cursors.priority DESC) - 1,
+                      2147483647::bigint) AS hi
+      FROM cursors
+    ) AS above
+    WHERE above.priority + 1 <= above.hi
+    UNION ALL
+    SELECT types.job_type, (-2147483648)::bigint,
+           COALESCE(min(cursors.priority) - 1, 2147483647::bigint),
+           '-infinity'::timestamptz, 0::bigint
+    FROM types LEFT JOIN cursors ON cursors.job_type = types.job_type
+    GROUP BY types.job_type
+    HAVING COALESCE(min(cursors.priority) - 1, 2147483647::bigint) >= (-2147483648)::bigint
+  ), limits AS (
+    SELECT types.job_type, lt.concurrency_per_key AS per_key,
+           COALESCE(lt.ordered_keys, false) AS ordered,
+           CASE WHEN lt.global_concurrency IS NULL THEN types.cap
+                ELSE LEAST(types.cap, GREATEST(0, lt.global_concurrency - (
+                  SELECT count(*) FROM "job_queue".jobs h
+                  WHERE h.status IN ('claimed', 'running') AND h.job_type = types.job_type)))
+           END AS room
+    FROM types LEFT JOIN "job_queue".job_types lt ON lt.job_type = types.job_type
+  ), window_rows AS (
+    SELECT limits.job_type, w.id, w.priority, w.created_at, w.concurrency_key,
+           row_number() OVER (PARTITION BY limits.job_type, w.concurrency_key
+                              ORDER BY w.priority DESC, w.created_at ASC, w.id ASC) AS key_rank
+    FROM limits CROSS JOIN LATERAL (
+      SELECT j.id, j.priority, j.created_at, j.concurrency_key FROM "job_queue".jobs j
+      WHERE j.status = 'pending' AND j.job_type = limits.job_type
+        AND j.run_at <= COALESCE($4, now())
+      ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+      LIMIT 2 * limits.room
+    ) AS w
+    WHERE limits.per_key IS NOT NULL AND limits.room > 0
+  ), key_slots AS (
+    SELECT window_keys.job_type, window_keys.concurrency_key, limits.per_key, limits.ordered,
+           (SELECT count(*) FROM (
+      SELECT o.id FROM "job_queue".jobs o
+      WHERE o.job_type = window_keys.job_type AND o.concurrency_key = window_keys.concurrency_key
+        AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (limits.ordered AND o.status = 'scheduled'
+     AND (o.attempts > 0 OR o.started_at IS NOT NULL)))
+           ) AS holders) AS held
+    FROM (SELECT DISTINCT window_rows.job_type, window_rows.concurrency_key FROM window_rows
+          WHERE window_rows.concurrency_key IS NOT NULL) AS window_keys
+      JOIN limits ON limits.job_type = window_keys.job_type
+  ), eligible AS (
+    SELECT window_rows.job_type, window_rows.id, window_rows.priority, window_rows.created_at,
+           row_number() OVER (PARTITION BY window_rows.job_type
+                              ORDER BY window_rows.priority DESC, window_rows.created_at ASC,
+                                       window_rows.id ASC) AS n
+    FROM window_rows LEFT JOIN key_slots
+      ON key_slots.job_type = window_rows.job_type
+     AND key_slots.concurrency_key = window_rows.concurrency_key
+    WHERE window_rows.concurrency_key IS NULL
+       OR key_slots.held + window_rows.key_rank <= key_slots.per_key
+  ), heads AS (
+    SELECT limits.job_type, head.priority, head.created_at, head.id
+    FROM limits CROSS JOIN LATERAL (
+      SELECT seg.id, seg.priority, seg.created_at
+      FROM segments CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.created_at FROM "job_queue".jobs j
+        WHERE j.status = 'pending' AND j.job_type = segments.job_type
+          AND j.priority BETWEEN segments.lo AND segments.hi
+          AND (j.created_at, j.id) > (segments.after_created_at, segments.after_id)
+          AND j.run_at <= COALESCE($4, now())
+        ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+        LIMIT limits.room
+      ) AS seg
+      WHERE segments.job_type = limits.job_type
+      ORDER BY seg.priority DESC, seg.created_at ASC, seg.id ASC
+      LIMIT limits.room
+    ) AS head
+    WHERE limits.per_key IS NULL
+    UNION ALL
+    SELECT eligible.job_type, eligible.priority, eligible.created_at, eligible.id
+    FROM eligible JOIN limits ON limits.job_type = eligible.job_type
+    WHERE eligible.n <= limits.room
+  ), shares AS (
+    SELECT best.job_type, count(*) AS take
+    FROM (SELECT heads.job_type FROM heads
+          ORDER BY heads.priority DESC, heads.created_at ASC, heads.id ASC LIMIT $3) AS best
+    GROUP BY best.job_type
+  ), takes AS (
+    SELECT types.*, limits.per_key, COALESCE(shares.take, 0) AS take
+    FROM types JOIN limits ON limits.job_type = types.job_type
+      LEFT JOIN shares ON shares.job_type = types.job_type
+  ), candidates AS (
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
+    FROM takes CROSS JOIN LATERAL (
+      SELECT seg.id, seg.priority, seg.created_at
+      FROM segments CROSS JOIN LATERAL (
+        SELECT j.id, j.priority, j.created_at FROM "job_queue".jobs j
+        WHERE j.status = 'pending' AND j.job_type = segments.job_type
+          AND j.priority BETWEEN segments.lo AND segments.hi
+          AND (j.created_at, j.id) > (segments.after_created_at, segments.after_id)
+          AND j.run_at <= COALESCE($4, now())
+        ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+        LIMIT takes.take
+        FOR UPDATE SKIP LOCKED
+      ) AS seg
+      WHERE segments.job_type = takes.job_type
+      ORDER BY seg.priority DESC, seg.created_at ASC, seg.id ASC
+      LIMIT takes.take
+    ) AS locked
+    WHERE takes.take > 0 AND takes.per_key IS NULL
+    UNION ALL
+    SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
+           takes.backoff_jitter
+    FROM takes CROSS JOIN LATERAL (
+      SELECT j.id FROM "job_queue".jobs j
+      WHERE j.id = ANY (ARRAY(
+              SELECT heads.id FROM heads WHERE heads.job_type = takes.job_type
+              ORDER BY heads.priority DESC, heads.created_at ASC, heads.id ASC
+              LIMIT takes.take))
+        AND j.status = 'pending'
+      FOR UPDATE SKIP LOCKED
+    ) AS locked
+    WHERE takes.take > 0 AND takes.per_key IS NOT NULL
+  ), full_keys AS (
+    SELECT key_slots.* FROM key_slots WHERE key_slots.held >= key_slots.per_key
+  ), locked_holders AS (
+    SELECT full_keys.job_type, full_keys.concurrency_key
+    FROM full_keys CROSS JOIN LATERAL (
+      SELECT o.id FROM "job_queue".jobs o
+      WHERE o.job_type = full_keys.job_type AND o.concurrency_key = full_keys.concurrency_key
+        AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (full_keys.ordered AND o.status = 'scheduled'
+     AND (o.attempts > 0 OR o.started_at IS NOT NULL)))
+      FOR SHARE SKIP LOCKED
+    ) AS holder
+  ), settled_keys AS (
+    SELECT full_keys.job_type, full_keys.concurrency_key FROM full_keys
+    WHERE (SELECT count(*) FROM locked_holders
+           WHERE locked_holders.job_type = full_keys.job_type
+             AND locked_holders.concurrency_key = full_keys.concurrency_key) >= full_keys.held
+  ), set_aside AS (
+    SELECT aside.id FROM settled_keys CROSS JOIN LATERAL (
+      SELECT j.id FROM "job_queue".jobs j
+      WHERE j.status = 'pending' AND j.job_type = settled_keys.job_type
+        AND j.concurrency_key = settled_keys.concurrency_key
+      LIMIT 20000
+      FOR UPDATE SKIP LOCKED
+    ) AS aside
+  ), waiting AS (
+    UPDATE "job_queue".jobs AS jobs SET status = 'waiting', updated_at = COALESCE($4, now())
+    FROM set_aside WHERE jobs.id = set_aside.id
+    RETURNING jobs.id
+  ), claimed AS (
+    UPDATE "job_queue".jobs AS jobs SET
+      status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
+      started_at = CASE WHEN $5 THEN COALESCE($4, now()) ELSE jobs.started_at END,
+      worker_id = $1,
+      claimed_at = COALESCE($4, now()),
+      heartbeat_at = COALESCE($4, now()),
+      updated_at = COALESCE($4, now()),
+      attempts = jobs.attempts + 1,
+      run_token = jobs.run_token + 1,
+      max_attempts = COALESCE(jobs.max_attempts, candidates.max_attempts),
+      backoff_base_ms = COALESCE(jobs.backoff_base_ms, candidates.backoff_base_ms),
+      backoff_max_ms = COALESCE(jobs.backoff_max_ms, candidates.backoff_max_ms),
+      backoff_jitter = COALESCE(jobs.backoff_jitter, candidates.backoff_jitter)
+    FROM candidates
+    WHERE jobs.id = candidates.id
+    RETURNING jobs.*
+  )
+  SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC;
+      ELSIF pg_catalog.cardinality(p_after_job_types) > 0 THEN
         RETURN QUERY 
   WITH types AS (
     SELECT t.job_type,
@@ -345,6 +562,44 @@ AS $function$
     END
     $function$;
 -- privileges: <owner>: EXECUTE
+
+CREATE OR REPLACE FUNCTION job_queue.jobs_release_key_slot()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    DECLARE
+      per_key integer;
+      ordered boolean;
+      free_slots bigint;
+    BEGIN
+      SELECT t.concurrency_per_key, t.ordered_keys INTO per_key, ordered
+      FROM "job_queue".job_types t WHERE t.job_type = NEW.job_type;
+      IF per_key IS NULL THEN
+        RETURN NULL;
+      END IF;
+      SELECT per_key - count(*) INTO free_slots
+      FROM "job_queue".jobs o
+      WHERE o.job_type = NEW.job_type AND o.concurrency_key = NEW.concurrency_key
+        AND (o.status IN ('claimed', 'running') OR (ordered AND o.status = 'scheduled'
+     AND (o.attempts > 0 OR o.started_at IS NOT NULL)));
+      IF free_slots > 0 THEN
+        UPDATE "job_queue".jobs AS j SET status = 'pending', updated_at = pg_catalog.now()
+        WHERE j.id IN (
+          SELECT w.id FROM "job_queue".jobs w
+          WHERE w.status = 'waiting' AND w.job_type = NEW.job_type
+            AND w.concurrency_key = NEW.concurrency_key
+          ORDER BY w.priority DESC, w.created_at ASC, w.id ASC
+          LIMIT free_slots
+          FOR UPDATE SKIP LOCKED);
+        IF FOUND THEN
+          PERFORM pg_catalog.pg_notify('job_queue_jobs_inserted', 'pending-again');
+        END IF;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+-- privileges: default
 
 CREATE OR REPLACE FUNCTION job_queue.prune_jobs(p_lock_key bigint, p_completed_ms double precision, p_failed_ms double precision, p_cancelled_ms double precision, p_older_than_ms double precision, p_statuses text[], p_types text[], p_limit integer)
  RETURNS TABLE(held boolean, deleted integer)

@@ -61,8 +61,7 @@ describe('claim_job_batch with concurrency limits: plan with a million finished 
     await client.query('VACUUM ANALYZE job_queue.jobs');
     settings = await functionSettings(client, 'job_queue.claim_job_batch');
     await client.query(
-      `PREPARE limited_claim(${CLAIM_PARAMETER_TYPES.split(',').slice(0, 10).join(',')}) AS
-       ${CURRENT_LIMITED_CLAIM_QUERY}`,
+      `PREPARE limited_claim(${CLAIM_PARAMETER_TYPES}) AS ${CURRENT_LIMITED_CLAIM_QUERY}`,
     );
   }, 300_000);
 
@@ -73,13 +72,13 @@ describe('claim_job_batch with concurrency limits: plan with a million finished 
 
   /**
    * The generic plan, as the function runs it (`plan_cache_mode = force_generic_plan`): the
-   * statement prepared with its ten parameters' types (it reads no cursors), then EXECUTEd.
+   * statement prepared with its fourteen parameters' types, then EXECUTEd without cursors.
    */
   const plan = (jobTypes: string[], batchSize: number): Promise<JsonPlanNode> =>
     explainAnalyze(
       client,
       `EXECUTE limited_claim('w', ARRAY[${jobTypes.map((t) => `'${t}'`).join(', ')}]::text[],
-         ${batchSize}, NULL, false, NULL, NULL, NULL, NULL, NULL)`,
+         ${batchSize}, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
       [],
       settings,
     );

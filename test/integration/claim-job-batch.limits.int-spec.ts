@@ -1,5 +1,12 @@
 import { Client } from 'pg';
-import { claim, connect, countByStatus, idsOf, useClaimTestDatabase } from './claim-job-batch.support';
+import {
+  claim,
+  claimAfter,
+  connect,
+  countByStatus,
+  idsOf,
+  useClaimTestDatabase,
+} from './claim-job-batch.support';
 import { waitFor } from '../support/wait-for';
 
 interface Limits {
@@ -53,10 +60,10 @@ describe('claim_job_batch: concurrency limits', () => {
   };
 
   const setStatus = (ids: number[], status: string, extra = '') =>
-    db.client.query(
-      `UPDATE job_queue.jobs SET status = $2${extra} WHERE id = ANY($1::bigint[])`,
-      [ids, status],
-    );
+    db.client.query(`UPDATE job_queue.jobs SET status = $2${extra} WHERE id = ANY($1::bigint[])`, [
+      ids,
+      status,
+    ]);
 
   const statusOf = async (id: number): Promise<string> =>
     (await db.client.query(`SELECT status FROM job_queue.jobs WHERE id = $1`, [id])).rows[0].status;
@@ -129,6 +136,27 @@ describe('claim_job_batch: concurrency limits', () => {
     ]);
   });
 
+  it('beside a limited type, an unlimited one still resumes after its cursor', async () => {
+    await setLimits('mail', { perKey: 1 });
+    await insertJobs('mail', ['a']);
+    const plain = await insertJobs('plain', [null, null, null]);
+    // created_at as text: a Date would drop its microseconds and put the cursor before the job.
+    const { rows } = await db.client.query(
+      `SELECT priority, created_at::text AS created_at FROM job_queue.jobs WHERE id = $1`,
+      [plain[0]],
+    );
+    const cursor = {
+      jobType: 'plain',
+      priority: rows[0].priority,
+      createdAt: rows[0].created_at,
+      id: plain[0],
+    };
+    const claimed = await claimAfter(db.client, ['mail', 'plain'], 10, [cursor]);
+    // The job at the cursor is behind it: a claim from the heads finds it later.
+    expect(idsOf(claimed).filter((id) => plain.includes(id))).toEqual(plain.slice(1));
+    expect(claimed.filter((row) => row.job_type === 'mail')).toHaveLength(1);
+  });
+
   it('ordered keys: one at a time in order; a job waiting for its retry holds its key', async () => {
     await setLimits('ledger', { perKey: 1, ordered: true });
     const ids = await insertJobs('ledger', ['k', 'k', 'k', 'm']);
@@ -149,6 +177,28 @@ describe('claim_job_batch: concurrency limits', () => {
     await setStatus([ids[1]], 'scheduled', `, run_at = now() + interval '1 hour'`);
     await setStatus([ids[1]], 'cancelled');
     expect(idsOf(await claim(db.client, 'w', ['ledger'], 10))).toEqual([ids[2]]);
+  });
+
+  it('ordered keys: a snoozed job (its attempt given back) holds its key; a delayed one does not', async () => {
+    await setLimits('ledger', { perKey: 1, ordered: true });
+    const [snoozed, next] = await insertJobs('ledger', ['k', 'k']);
+    expect(idsOf(await claim(db.client, 'w', ['ledger'], 10))).toEqual([snoozed]);
+    await setStatus(
+      [snoozed],
+      'scheduled',
+      `, attempts = 0, started_at = now(), run_at = now() + interval '1 hour'`,
+    );
+    expect(await claim(db.client, 'w', ['ledger'], 10)).toEqual([]);
+    expect(await statusOf(next)).toBe('waiting');
+
+    const [later] = await insertJobs('ledger', ['m']);
+    await db.client.query(
+      `UPDATE job_queue.jobs SET status = 'scheduled', run_at = now() + interval '1 hour'
+       WHERE id = $1`,
+      [later],
+    );
+    const [due] = await insertJobs('ledger', ['m']);
+    expect(idsOf(await claim(db.client, 'w', ['ledger'], 10))).toEqual([due]);
   });
 
   it('claims of a limited type take turns: the second counts what the first took', async () => {
@@ -179,10 +229,9 @@ describe('claim_job_batch: concurrency limits', () => {
     try {
       await db.client.query('BEGIN');
       expect(await claim(db.client, 'w', ['mail'], 10)).toEqual([]);
-      const release = other.query(
-        `UPDATE job_queue.jobs SET status = 'completed' WHERE id = $1`,
-        [ids[0]],
-      );
+      const release = other.query(`UPDATE job_queue.jobs SET status = 'completed' WHERE id = $1`, [
+        ids[0],
+      ]);
       await waitFor(async () => (await lockWaiters(db.client)) > 0, {
         description: 'the release to wait for the claim',
       });

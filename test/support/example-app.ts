@@ -11,6 +11,7 @@ export interface ExampleAppEnv {
   WORKER_CONCURRENCY?: number;
   IMAGE_WORK_MS?: number;
   REPORT_STAGE_MS?: number;
+  EMAIL_SEND_MS?: number;
   STALE_AFTER_MS?: number;
   REAPER_INTERVAL_MS?: number;
   /** The management routes' token (src/common/admin-token.guard.ts); default: a random one. */

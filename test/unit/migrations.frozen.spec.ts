@@ -53,6 +53,10 @@ const SHIPPED: Record<string, string> = {
     'f473624ce6935238a7bac8f147152f5c423b5264c65cb0fe24a00e751e91cee2',
   'CreateJobEventsTable1795939200010 down':
     '9a24a8da344e967845eba6e86a0be19f6bb6a966596a64d27717d9ba2c05c8a3',
+  'AddConcurrencyLimits1795939200011 up':
+    '1c8eb23be0c8181a0b5ee35c5e5bb8d51be7ed2b20c0cc9b8724ea62a9d44a1a',
+  'AddConcurrencyLimits1795939200011 down':
+    '7d6b7896428ec2be1f5b80687d95b643794f1ce7b65a9b9ba2c06a0536cc858a',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

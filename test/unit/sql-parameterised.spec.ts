@@ -24,9 +24,9 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts claimJobBatchDefinitionV3(schema, fromHeads, afterCursors, limited)':
     'DDL cannot take parameters; the second signature with its V3 body, from constants and the checked schema',
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts columns':
-    "the columns a head read returns: constants of the same file",
+    'the columns a head read returns: constants of the same file',
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts owner':
-    "the CTE whose row names the type or key (`limits`, `takes`, `window_keys`, `full_keys`): constants",
+    'the CTE whose row names the type or key (`limits`, `takes`, `window_keys`, `full_keys`): constants',
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts limit':
     "a head read's LIMIT: a column expression of the claim's own CTEs (`limits.room`, `takes.take`)",
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts holdsKeySlotSql(ordered)':
@@ -35,10 +35,10 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "the window's head read: the checked schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'window_keys', 'limits.ordered')":
     "the jobs holding a window key's slots: the checked schema and constants",
-  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(\n      schema,\n      'limits',\n      'j.priority, j.created_at, j.id',\n      'limits.room',\n    )":
-    "the heads of a type without a per-key limit: the checked schema and constants",
-  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(schema, 'takes', 'j.id', 'takes.take')":
-    "the locking read of a type without a per-key limit: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts bestOfType(schema, 'limits', 'limits.room', '')":
+    "the heads of a type without a per-key limit, after its cursors (V3's): schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts bestOfType(schema, 'takes', 'takes.take', LOCK)":
+    "the locking read of a type without a per-key limit (V3's): the checked schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'full_keys', 'full_keys.ordered')":
     "the jobs holding a full key's slots, to lock: the checked schema and constants",
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts SET_ASIDE_PER_KEY':
@@ -48,7 +48,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   'libs/job-queue/src/sql/functions/release-key-slot.v1.ts PENDING_AGAIN_PAYLOAD':
     "a function body's literal: the insert channel's constant payload (queue-schema.ts)",
   'libs/job-queue/src/migrations/1795939200011-AddConcurrencyLimits.ts statuses':
-    "the status lists of the CHECK and the unique index, before and after: constants of the same file",
+    'the status lists of the CHECK and the unique index, before and after: constants of the same file',
   'libs/job-queue/src/migrations/1795939200011-AddConcurrencyLimits.ts KEY_SLOT_RELEASED_WHEN':
     "the trigger's WHEN clause (release-key-slot.v1.ts): a constant",
   '* schema.jobs':

@@ -8,7 +8,7 @@ import {
 import { notPaused } from './claim-job-batch.v2';
 
 /** The locking clause of the candidates' segment scans. */
-const LOCK = `
+export const LOCK = `
         FOR UPDATE SKIP LOCKED`;
 
 /**
@@ -30,7 +30,12 @@ const segmentScan = (schema: QueueSchema, limit: string, lock: string): string =
  * Up to `limit` of one type's best rows across its segments, in the claim's order (`owner` is
  * the CTE whose row names the type).
  */
-const bestOfType = (schema: QueueSchema, owner: string, limit: string, lock: string): string => `
+export const bestOfType = (
+  schema: QueueSchema,
+  owner: string,
+  limit: string,
+  lock: string,
+): string => `
       SELECT seg.id, seg.priority, seg.created_at
       FROM segments CROSS JOIN LATERAL (${segmentScan(schema, limit, lock)}
       ) AS seg
@@ -44,7 +49,7 @@ const bestOfType = (schema: QueueSchema, owner: string, limit: string, lock: str
  * integers; the segments' bounds are bigints, so a cursor at either end of the range has
  * neighbours that do not overflow.
  */
-const CURSOR_SEGMENTS = `  ), cursors AS (
+export const CURSOR_SEGMENTS = `  ), cursors AS (
     SELECT DISTINCT ON (c.job_type, c.priority) c.job_type, c.priority::bigint AS priority,
            c.created_at, c.id
     FROM unnest($11::text[], $12::integer[], $13::timestamptz[], $14::bigint[])

@@ -5,6 +5,7 @@ import {
   GROUP_REQUESTED_TYPES,
 } from './claim-job-batch.parts';
 import { notPaused } from './claim-job-batch.v2';
+import { bestOfType, CURSOR_SEGMENTS, LOCK } from './claim-job-batch.v3';
 import { holdsKeySlotSql } from './release-key-slot.v1';
 
 /**
@@ -15,7 +16,12 @@ import { holdsKeySlotSql } from './release-key-slot.v1';
 export const SET_ASIDE_PER_KEY = 20_000;
 
 /** A requested type's pending jobs from the head of its queue, in the claim's order. */
-const fromTheHead = (schema: QueueSchema, owner: string, columns: string, limit: string): string => `
+const fromTheHead = (
+  schema: QueueSchema,
+  owner: string,
+  columns: string,
+  limit: string,
+): string => `
       SELECT ${columns} FROM ${schema.jobs} j
       WHERE j.status = 'pending' AND j.job_type = ${owner}.job_type
         AND j.run_at <= COALESCE($4, now())
@@ -66,8 +72,9 @@ const limitsAndWindows = (schema: QueueSchema): string => `  ), limits AS (
 `;
 
 /**
- * The rows the claim may take, best first: for a type without a per-key limit, the head of its
- * queue up to its room (V2's heads); for one with, the window's rows that are unkeyed or whose
+ * The rows the claim may take, best first: for a type without a per-key limit, its best rows up
+ * to its room across its segments (V3's, from where the caller's cursors say its last claim
+ * ended, or from the head); for one with, the window's rows that are unkeyed or whose
  * key has a slot free for them (held slots plus the row's rank within its key), up to its room.
  * Then V2's shares of the batch across types.
  */
@@ -83,12 +90,7 @@ const HEADS_AND_TAKES = (schema: QueueSchema): string => `  ), eligible AS (
        OR key_slots.held + window_rows.key_rank <= key_slots.per_key
   ), heads AS (
     SELECT limits.job_type, head.priority, head.created_at, head.id
-    FROM limits CROSS JOIN LATERAL (${fromTheHead(
-      schema,
-      'limits',
-      'j.priority, j.created_at, j.id',
-      'limits.room',
-    )}
+    FROM limits CROSS JOIN LATERAL (${bestOfType(schema, 'limits', 'limits.room', '')}
     ) AS head
     WHERE limits.per_key IS NULL
     UNION ALL
@@ -107,16 +109,15 @@ const HEADS_AND_TAKES = (schema: QueueSchema): string => `  ), eligible AS (
 `;
 
 /**
- * The locking read: a type without a per-key limit locks its first `take` claimable rows from
- * its head (SKIP LOCKED), as V2 does; one with locks the heads it takes, by id. Claims of a
+ * The locking read: a type without a per-key limit locks its best `take` claimable rows across
+ * its segments (SKIP LOCKED), as V3 does; one with locks the heads it takes, by id. Claims of a
  * limited type take turns (the function's lock), so nothing but a cancel or a hand edit can hold
  * one of those rows meanwhile; a row that changed since is dropped by the re-check.
  */
 const CANDIDATES = (schema: QueueSchema): string => `  ), candidates AS (
     SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
            takes.backoff_jitter
-    FROM takes CROSS JOIN LATERAL (${fromTheHead(schema, 'takes', 'j.id', 'takes.take')}
-      FOR UPDATE SKIP LOCKED
+    FROM takes CROSS JOIN LATERAL (${bestOfType(schema, 'takes', 'takes.take', LOCK)}
     ) AS locked
     WHERE takes.take > 0 AND takes.per_key IS NULL
     UNION ALL
@@ -173,8 +174,8 @@ const SET_ASIDE = (schema: QueueSchema): string => `  ), full_keys AS (
  * type's lock first, in a statement of its own, so this one's snapshot sees every claim of them
  * that came before, committed: what runs is counted exactly, across every node.
  *
- * V2's claim (types, caps, policy, paused types, one priority order across types, the UPDATE and
- * fencing token), from the heads, with:
+ * V3's claim (types, caps, policy, paused types, one priority order across types, the reads after
+ * the caller's cursors, the UPDATE and fencing token), with:
  * - `global_concurrency`: a type takes at most its free slots (claimed and running jobs of the
  *   type, prefetched ones included, count as taken).
  * - `concurrency_per_key`: a keyed job is taken only while its key has a free slot, counting the
@@ -185,7 +186,9 @@ const SET_ASIDE = (schema: QueueSchema): string => `  ), full_keys AS (
  * - Ordered keys (`concurrency_per_key` 1): a key's next job is its best in the claim's order
  *   (priority, then enqueue order), once nothing holds the key.
  *
- * The cursors ($11–$14) are not used: a claim of limited types reads from the heads.
+ * A type with a per-key limit reads its window from its head (its cursors are not used: the
+ * jobs it set aside, or left for a busy key, come back behind them); every other type resumes
+ * at its cursors, as V3 does.
  *
  * Installed by AddConcurrencyLimits (1795939200011). Exported so the plan tests EXPLAIN exactly
  * the text the function runs.
@@ -194,6 +197,7 @@ export const claimJobBatchQueryV4 = (schema: QueueSchema): string =>
   CLAIM_REQUESTED_TYPES +
   notPaused(schema) +
   GROUP_REQUESTED_TYPES +
+  CURSOR_SEGMENTS +
   limitsAndWindows(schema) +
   HEADS_AND_TAKES(schema) +
   CANDIDATES(schema) +

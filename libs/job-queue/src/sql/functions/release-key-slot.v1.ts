@@ -3,12 +3,14 @@ import { PENDING_AGAIN_PAYLOAD, QueueSchema } from '../queue-schema';
 /*
  * Shared by the trigger function below and the claim (`claim-job-batch.v4.ts`): which of a key's
  * jobs hold one of its slots. A claimed or running job holds one; for an ordered type, so does a
- * job that waits out the backoff of a retry (or of a rescue, or a snooze) after it ran: it keeps
- * its key's later jobs back until it completes or fails for good. `o` is the job, `ordered` the
- * type's `ordered_keys`.
+ * job that waits out the backoff of a retry, a rescue or a snooze after it was claimed (it spent
+ * an attempt, or started: a snooze gives the attempt back): it keeps its key's later jobs back
+ * until it completes or fails for good. A job enqueued with a delay holds nothing until it is
+ * due. `o` is the job, `ordered` the type's `ordered_keys`.
  */
 export const holdsKeySlotSql = (ordered: string): string =>
-  `(o.status IN ('claimed', 'running') OR (${ordered} AND o.status = 'scheduled' AND o.attempts > 0))`;
+  `(o.status IN ('claimed', 'running') OR (${ordered} AND o.status = 'scheduled'
+     AND (o.attempts > 0 OR o.started_at IS NOT NULL)))`;
 
 /**
  * The trigger function of `jobs_key_slot_released` (AddConcurrencyLimits, 1795939200011): a
@@ -62,12 +64,12 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
 
 /**
  * When a keyed job gives up a slot: it leaves `claimed`/`running` for anything else (completed,
- * failed, cancelled, back to the queue, or a retry's backoff), or, having run, it ends while it
- * waits out a backoff (cancelled there). Every other update, and every unkeyed job, is decided
+ * failed, cancelled, back to the queue, or a retry's backoff), or, having been claimed, it ends
+ * while it waits out a backoff (cancelled there; see `holdsKeySlotSql`). Every other update, and every unkeyed job, is decided
  * by this clause alone, in the executor, without calling the function.
  */
 export const KEY_SLOT_RELEASED_WHEN = `
       NEW.concurrency_key IS NOT NULL AND (
         (OLD.status IN ('claimed', 'running') AND NEW.status NOT IN ('claimed', 'running'))
-        OR (OLD.status = 'scheduled' AND OLD.attempts > 0
+        OR (OLD.status = 'scheduled' AND (OLD.attempts > 0 OR OLD.started_at IS NOT NULL)
             AND NEW.status IN ('completed', 'failed', 'cancelled')))`;

@@ -1,0 +1,16 @@
+export const OUTGOING_EMAIL_JOB = 'email.send';
+
+/** Each tenant's mail server takes this many connections from us at once. */
+export const EMAILS_PER_TENANT = 2;
+
+export interface OutgoingEmail {
+  tenantId: string;
+  to: string;
+  subject: string;
+}
+
+export interface SentEmail {
+  to: string;
+  /** When the (simulated) mail server took it, ISO 8601. */
+  sentAt: string;
+}
