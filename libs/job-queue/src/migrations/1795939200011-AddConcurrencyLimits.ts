@@ -117,7 +117,8 @@ async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void
  * - `claim_job_batch` takes a lock per limited type before it reads, so claims of one limited
  *   type take turns across every node and count what runs exactly.
  *
- * Additive for the previous release's workers, which ignore the key and the limits. `down()`
+ * Additive: the previous release's workers claim through the new body (so they keep to the limits
+ * the new workers stored), and store no limits and enqueue without keys. `down()`
  * moves every waiting job back to `pending`.
  *
  * Made for one schema at a time (see `jobQueueMigrationsFor`).
