@@ -230,7 +230,7 @@ AS $function$
     FROM limits CROSS JOIN LATERAL (
       SELECT j.id, j.priority, j.created_at, j.concurrency_key FROM "job_queue".jobs j
       WHERE j.status = 'pending' AND j.job_type = limits.job_type
-        AND j.run_at <= COALESCE($4, now())
+        AND j.run_at <= COALESCE($4, clock_timestamp())
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
       LIMIT 2 * limits.room
     ) AS w

@@ -40,6 +40,12 @@ const OPEN: Array<Route & { body: object }> = [
     body: { name: 'open-audited.png', uploadedBy: 'anyone' },
   },
   { method: 'post', path: '/reports', ok: 201, body: { month: '2026-09' } },
+  {
+    method: 'post',
+    path: '/emails',
+    ok: 201,
+    body: { tenantId: 'open', to: 'anyone@open.test', subject: 'Hello' },
+  },
 ];
 
 const name = (route: Pick<Route, 'method' | 'path'>) =>

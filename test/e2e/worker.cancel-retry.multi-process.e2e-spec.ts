@@ -55,10 +55,22 @@ describe('fencing across processes: cancel and retry while running', () => {
     bootDeadlineMs: BOOT_DEADLINE_MS,
   });
 
-  /** Cancels `id` (running when last seen) after a random moment, then retries it until accepted. */
+  /**
+   * Cancels `id` (running when last seen) after a random moment, once its run's handler has
+   * started (a job is `running` from its claim, and a cancel before its handler starts leaves
+   * that run nothing to log), then retries it until accepted. False: no cancel of a started run.
+   */
   async function cancelAndRetry(id: string): Promise<boolean> {
-    const { queue } = fleet;
+    const { queue, dataSource } = fleet;
     await simulateWork(randomInt(0, 40));
+    const [{ started }] = await dataSource.query(
+      `SELECT EXISTS (
+         SELECT 1 FROM job_queue.jobs j JOIN run_log r
+           ON r.job_id = j.id AND r.run_token = j.run_token AND r.event = 'started'
+         WHERE j.id = $1 AND j.status = 'running') AS started`,
+      [id],
+    );
+    if (!started) return false;
     try {
       await queue.cancel(id);
     } catch (error) {

@@ -201,6 +201,34 @@ describe('claim_job_batch: concurrency limits', () => {
     expect(idsOf(await claim(db.client, 'w', ['ledger'], 10))).toEqual([due]);
   });
 
+  it('ordered keys: a job retried while a claim waits for the lock still goes first', async () => {
+    await setLimits('ledger', { perKey: 1, ordered: true });
+    const [first, second] = await insertJobs('ledger', ['k', 'k']);
+    expect(idsOf(await claim(db.client, 'w', ['ledger'], 10))).toEqual([first]);
+    await claim(db.client, 'w', ['ledger'], 10); // sets the second aside
+    const [waiter, failer] = [await connect(db.database.url), await connect(db.database.url)];
+    try {
+      await db.client.query('BEGIN');
+      await claim(db.client, 'w1', ['ledger'], 10); // holds the type's lock
+      const waiting = claim(waiter, 'w2', ['ledger'], 10);
+      await waitFor(async () => (await lockWaiters(db.client)) > 0, {
+        description: 'the second claim to wait for the lock',
+      });
+      // The first fails and goes back to the queue at once (no backoff): its run_at is now, after
+      // the waiting claim's call began; the trigger moves the second back too.
+      await failer.query(
+        `UPDATE job_queue.jobs SET status = 'pending', run_at = now() WHERE id = $1`,
+        [first],
+      );
+      expect(await statusOf(second)).toBe('pending');
+      await db.client.query('COMMIT');
+      expect(idsOf(await waiting)).toEqual([first]);
+    } finally {
+      await waiter.end();
+      await failer.end();
+    }
+  });
+
   it('claims of a limited type take turns: the second counts what the first took', async () => {
     await setLimits('mail', { perKey: 2, global: 3 });
     await insertJobs('mail', ['a', 'a', 'a', 'b', 'b']);

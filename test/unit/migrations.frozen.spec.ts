@@ -54,7 +54,7 @@ const SHIPPED: Record<string, string> = {
   'CreateJobEventsTable1795939200010 down':
     '9a24a8da344e967845eba6e86a0be19f6bb6a966596a64d27717d9ba2c05c8a3',
   'AddConcurrencyLimits1795939200011 up':
-    '1c8eb23be0c8181a0b5ee35c5e5bb8d51be7ed2b20c0cc9b8724ea62a9d44a1a',
+    '063906dadf41a553f1bc20da49272c13c027ebb8025379cf641034c83bda0541',
   'AddConcurrencyLimits1795939200011 down':
     '7d6b7896428ec2be1f5b80687d95b643794f1ce7b65a9b9ba2c06a0536cc858a',
 };

@@ -15,7 +15,12 @@ import { holdsKeySlotSql } from './release-key-slot.v1';
  */
 export const SET_ASIDE_PER_KEY = 20_000;
 
-/** A requested type's pending jobs from the head of its queue, in the claim's order. */
+/**
+ * A requested type's pending jobs from the head of its queue, in the claim's order. Due by the
+ * clock at the read, not by now(): the function's call may have waited for the lock, and a job
+ * made pending again meanwhile (a retry without backoff) has a `run_at` after the call's start.
+ * Left out, an ordered key's retried job would let the key's next job start before it.
+ */
 const fromTheHead = (
   schema: QueueSchema,
   owner: string,
@@ -24,7 +29,7 @@ const fromTheHead = (
 ): string => `
       SELECT ${columns} FROM ${schema.jobs} j
       WHERE j.status = 'pending' AND j.job_type = ${owner}.job_type
-        AND j.run_at <= COALESCE($4, now())
+        AND j.run_at <= COALESCE($4, clock_timestamp())
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
       LIMIT ${limit}`;
 
