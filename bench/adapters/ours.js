@@ -33,7 +33,10 @@ function load() {
  * gets a named data source (`dataSource` option), so that a producer and a worker application
  * can live in one process (the latency measurement) without sharing the default name.
  */
-async function bootApp(url, { moduleOptions, onJob, hold, logLine, migrationsRun = false, name }) {
+async function bootApp(
+  url,
+  { moduleOptions, onJob, hold, logLine, perKey, migrationsRun = false, name },
+) {
   const { queue, NestFactory, common, TypeOrmModule } = load();
   const providers = [];
   if (onJob) {
@@ -45,7 +48,7 @@ async function bootApp(url, { moduleOptions, onJob, hold, logLine, migrationsRun
       }
     }
     common.Injectable()(BenchHandlers);
-    queue.JobHandler(JOB_TYPE)(
+    queue.JobHandler(JOB_TYPE, perKey ? { concurrencyPerKey: perKey.limit } : undefined)(
       BenchHandlers.prototype,
       'noop',
       Object.getOwnPropertyDescriptor(BenchHandlers.prototype, 'noop'),
@@ -165,6 +168,9 @@ const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler =
   moduleOptions: { worker, ...moduleOptions },
   skip,
   logLine: handler.logLine === true,
+  // `{ keys, limit }`: the handler has `concurrencyPerKey: limit`, the jobs take turns over
+  // `keys` concurrency keys.
+  perKey: handler.perKey,
 });
 
 // Variants that differ only in their worker share the producer side: enqueue and bulk are
@@ -249,6 +255,24 @@ module.exports = {
       {},
       { logLine: true },
     ),
+    // What per-key concurrency limits cost: the limited claim, the key-slot trigger, and jobs
+    // set aside and moved back while their key is at its limit.
+    variant(
+      'ours-per-key',
+      { concurrency: 50 },
+      'as ours, concurrencyPerKey 5 over 100 keys (up to 500 at once: the limit is not reached)',
+      SAME_PRODUCER,
+      {},
+      { perKey: { keys: 100, limit: 5 } },
+    ),
+    variant(
+      'ours-per-key-busy',
+      { concurrency: 50 },
+      'as ours, concurrencyPerKey 2 over 10 keys (20 at once: the limit holds the worker back)',
+      SAME_PRODUCER,
+      {},
+      { perKey: { keys: 10, limit: 2 } },
+    ),
   ],
 
   async prepare(db) {
@@ -256,12 +280,17 @@ module.exports = {
     await app.close();
   },
 
-  async openProducer(db) {
+  async openProducer(db, v) {
     const { app, queueService } = await bootApp(db.url, { name: 'bench_producer' });
+    let n = 0;
+    const keyed = v?.perKey
+      ? (job) => ({ ...job, concurrencyKey: `k${n++ % v.perKey.keys}` })
+      : (job) => job;
     return {
       add: (data) => queueService.enqueue(JOB_TYPE, data),
       cancel: (id) => queueService.cancel(id),
-      addBulk: (list) => queueService.enqueueMany(list.map((data) => ({ type: JOB_TYPE, data }))),
+      addBulk: (list) =>
+        queueService.enqueueMany(list.map((data) => keyed({ type: JOB_TYPE, data }))),
       addDelayed: (list) =>
         queueService.enqueueMany(
           list.map(({ data, delayMs }) => ({ type: JOB_TYPE, data, delayMs })),
@@ -298,6 +327,7 @@ module.exports = {
       onJob,
       hold,
       logLine: v.logLine,
+      perKey: v.perKey,
     });
     return {
       start: async () => undefined, // already started at boot (see holdWorkers)
