@@ -139,7 +139,7 @@ ALTER TABLE job_queue.jobs SET (autovacuum_vacuum_scale_factor=0.05, autovacuum_
 -- privileges: default
 CREATE INDEX jobs_claim_idx ON job_queue.jobs USING btree (job_type, priority DESC, created_at, id) WHERE (status = 'pending'::text);
 CREATE INDEX jobs_finished_idx ON job_queue.jobs USING btree (job_type, status, completed_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
-CREATE INDEX jobs_key_slots_idx ON job_queue.jobs USING btree (job_type, concurrency_key, status) WHERE ((concurrency_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'claimed'::text, 'running'::text, 'scheduled'::text])));
+CREATE INDEX jobs_key_slots_idx ON job_queue.jobs USING btree (job_type, concurrency_key, status, id) WHERE ((concurrency_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'claimed'::text, 'running'::text, 'scheduled'::text])));
 CREATE INDEX jobs_key_waiting_idx ON job_queue.jobs USING btree (job_type, concurrency_key, priority DESC, created_at, id) WHERE (status = 'waiting'::text);
 CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (status = ANY (ARRAY['claimed'::text, 'running'::text]));
 CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
@@ -224,7 +224,8 @@ AS $function$
            END AS room
     FROM types LEFT JOIN "job_queue".job_types lt ON lt.job_type = types.job_type
   ), window_rows AS (
-    SELECT limits.job_type, w.id, w.priority, w.created_at, w.concurrency_key,
+    SELECT limits.job_type, limits.per_key, limits.ordered, w.id, w.priority, w.created_at,
+           w.concurrency_key,
            row_number() OVER (PARTITION BY limits.job_type, w.concurrency_key
                               ORDER BY w.priority DESC, w.created_at ASC, w.id ASC) AS key_rank
     FROM limits CROSS JOIN LATERAL (
@@ -232,30 +233,28 @@ AS $function$
       WHERE j.status = 'pending' AND j.job_type = limits.job_type
         AND j.run_at <= COALESCE($4, clock_timestamp())
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
-      LIMIT 2 * limits.room
+      LIMIT limits.room + LEAST(limits.room, 16)
     ) AS w
     WHERE limits.per_key IS NOT NULL AND limits.room > 0
-  ), key_slots AS (
-    SELECT window_keys.job_type, window_keys.concurrency_key, limits.per_key, limits.ordered,
-           (SELECT count(*) FROM (
+  ), window_slots AS (
+    SELECT window_rows.*,
+           CASE WHEN window_rows.concurrency_key IS NULL THEN 0
+                ELSE (SELECT count(*) FROM (
       SELECT o.id FROM "job_queue".jobs o
-      WHERE o.job_type = window_keys.job_type AND o.concurrency_key = window_keys.concurrency_key
-        AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (limits.ordered AND o.status = 'scheduled'
+      WHERE o.job_type = window_rows.job_type AND o.concurrency_key = window_rows.concurrency_key
+        AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (window_rows.ordered AND o.status = 'scheduled'
      AND (o.attempts > 0 OR o.started_at IS NOT NULL)))
-           ) AS holders) AS held
-    FROM (SELECT DISTINCT window_rows.job_type, window_rows.concurrency_key FROM window_rows
-          WHERE window_rows.concurrency_key IS NOT NULL) AS window_keys
-      JOIN limits ON limits.job_type = window_keys.job_type
+                      ) AS holders) END AS held
+    FROM window_rows
   ), eligible AS (
-    SELECT window_rows.job_type, window_rows.id, window_rows.priority, window_rows.created_at,
-           row_number() OVER (PARTITION BY window_rows.job_type
-                              ORDER BY window_rows.priority DESC, window_rows.created_at ASC,
-                                       window_rows.id ASC) AS n
-    FROM window_rows LEFT JOIN key_slots
-      ON key_slots.job_type = window_rows.job_type
-     AND key_slots.concurrency_key = window_rows.concurrency_key
-    WHERE window_rows.concurrency_key IS NULL
-       OR key_slots.held + window_rows.key_rank <= key_slots.per_key
+    SELECT window_slots.job_type, window_slots.id, window_slots.priority,
+           window_slots.created_at,
+           row_number() OVER (PARTITION BY window_slots.job_type
+                              ORDER BY window_slots.priority DESC, window_slots.created_at ASC,
+                                       window_slots.id ASC) AS n
+    FROM window_slots
+    WHERE window_slots.concurrency_key IS NULL
+       OR window_slots.held + window_slots.key_rank <= window_slots.per_key
   ), heads AS (
     SELECT limits.job_type, head.priority, head.created_at, head.id
     FROM limits CROSS JOIN LATERAL (
@@ -321,7 +320,10 @@ AS $function$
     ) AS locked
     WHERE takes.take > 0 AND takes.per_key IS NOT NULL
   ), full_keys AS (
-    SELECT key_slots.* FROM key_slots WHERE key_slots.held >= key_slots.per_key
+    SELECT DISTINCT window_slots.job_type, window_slots.concurrency_key, window_slots.ordered,
+           window_slots.held
+    FROM window_slots
+    WHERE window_slots.concurrency_key IS NOT NULL AND window_slots.held >= window_slots.per_key
   ), locked_holders AS (
     SELECT full_keys.job_type, full_keys.concurrency_key
     FROM full_keys CROSS JOIN LATERAL (
@@ -573,6 +575,14 @@ AS $function$
       ordered boolean;
       free_slots bigint;
     BEGIN
+      -- Most releases find nothing waiting for their key: one probe of jobs_key_waiting_idx.
+      PERFORM 1 FROM "job_queue".jobs w
+      WHERE w.status = 'waiting' AND w.job_type = NEW.job_type
+        AND w.concurrency_key = NEW.concurrency_key
+      LIMIT 1;
+      IF NOT FOUND THEN
+        RETURN NULL;
+      END IF;
       SELECT t.concurrency_per_key, t.ordered_keys INTO per_key, ordered
       FROM "job_queue".job_types t WHERE t.job_type = NEW.job_type;
       IF per_key IS NULL THEN
@@ -581,7 +591,7 @@ AS $function$
       SELECT per_key - count(*) INTO free_slots
       FROM "job_queue".jobs o
       WHERE o.job_type = NEW.job_type AND o.concurrency_key = NEW.concurrency_key
-        AND (o.status IN ('claimed', 'running') OR (ordered AND o.status = 'scheduled'
+        AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (ordered AND o.status = 'scheduled'
      AND (o.attempts > 0 OR o.started_at IS NOT NULL)));
       IF free_slots > 0 THEN
         UPDATE "job_queue".jobs AS j SET status = 'pending', updated_at = pg_catalog.now()

@@ -54,7 +54,7 @@ const SHIPPED: Record<string, string> = {
   'CreateJobEventsTable1795939200010 down':
     '9a24a8da344e967845eba6e86a0be19f6bb6a966596a64d27717d9ba2c05c8a3',
   'AddConcurrencyLimits1795939200011 up':
-    '063906dadf41a553f1bc20da49272c13c027ebb8025379cf641034c83bda0541',
+    '1d0ee3c3ee849dbf9725e6f8701b439072b3ac42aca9257e57e9c8c30b7f25af',
   'AddConcurrencyLimits1795939200011 down':
     '7d6b7896428ec2be1f5b80687d95b643794f1ce7b65a9b9ba2c06a0536cc858a',
 };

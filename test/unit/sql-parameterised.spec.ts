@@ -31,10 +31,10 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "a head read's LIMIT: a column expression of the claim's own CTEs (`limits.room`, `takes.take`)",
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts holdsKeySlotSql(ordered)':
     "which jobs hold a key's slot (release-key-slot.v1.ts), over a CTE column: constants",
-  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(\n      schema,\n      'limits',\n      'j.id, j.priority, j.created_at, j.concurrency_key',\n      '2 * limits.room',\n    )":
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(\n      schema,\n      'limits',\n      'j.id, j.priority, j.created_at, j.concurrency_key',\n      'limits.room + LEAST(limits.room, 16)',\n    )":
     "the window's head read: the checked schema and constants",
-  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'window_keys', 'limits.ordered')":
-    "the jobs holding a window key's slots: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'window_rows', 'window_rows.ordered')":
+    "the jobs holding the slots of a window row's key: the checked schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts bestOfType(schema, 'limits', 'limits.room', '')":
     "the heads of a type without a per-key limit, after its cursors (V3's): schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts bestOfType(schema, 'takes', 'takes.take', LOCK)":

@@ -61,9 +61,11 @@ async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> 
         AND (NOT ordered_keys OR concurrency_per_key IS NOT DISTINCT FROM 1))`);
   // A key's jobs that hold or may take its slots, by key: what the claim and the trigger count
   // per key, and where a claim finds the pending jobs of a key at its limit to set aside. Only
-  // keyed jobs: an unkeyed one costs no entry.
+  // keyed jobs: an unkeyed one costs no entry. `id` last keeps every entry apart: without it the
+  // entries of one key and status share a posting list, which a scan cannot skip while any of
+  // its versions lives, so every count read the dead versions of the key's finished jobs too.
   await queryRunner.query(`
-    CREATE INDEX jobs_key_slots_idx ON ${schema.jobs} (job_type, concurrency_key, status)
+    CREATE INDEX jobs_key_slots_idx ON ${schema.jobs} (job_type, concurrency_key, status, id)
     WHERE concurrency_key IS NOT NULL
       AND status IN ('pending', 'claimed', 'running', 'scheduled')`);
   // The jobs set aside, per key in the claim's order: the trigger moves back the best first.

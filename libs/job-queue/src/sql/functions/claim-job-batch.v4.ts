@@ -42,9 +42,10 @@ const slotHolders = (schema: QueueSchema, owner: string, ordered: string): strin
 /**
  * Each requested type's limits from `job_types`, and its room: its cap, cut to the slots its
  * `global_concurrency` has free (the type's claimed and running jobs, on every node, counted).
- * Then, for each type with a per-key limit, the window: the first rows of its queue (twice its
- * room, so a few jobs of busy keys do not starve the claim), each with its rank among the
- * window's jobs of its key; and for each key in a window, how many of its slots are held.
+ * Then, for each type with a per-key limit, the window: the first rows of its queue (its room
+ * and up to 16 more, so a few jobs of busy keys do not starve the claim), each with its rank
+ * among the window's jobs of its key and how many of its key's slots are held (counted for each
+ * row: a join of the rows to a list of their keys would read that list once per row).
  */
 const limitsAndWindows = (schema: QueueSchema): string => `  ), limits AS (
     SELECT types.job_type, lt.concurrency_per_key AS per_key,
@@ -56,24 +57,24 @@ const limitsAndWindows = (schema: QueueSchema): string => `  ), limits AS (
            END AS room
     FROM types LEFT JOIN ${schema.jobTypes} lt ON lt.job_type = types.job_type
   ), window_rows AS (
-    SELECT limits.job_type, w.id, w.priority, w.created_at, w.concurrency_key,
+    SELECT limits.job_type, limits.per_key, limits.ordered, w.id, w.priority, w.created_at,
+           w.concurrency_key,
            row_number() OVER (PARTITION BY limits.job_type, w.concurrency_key
                               ORDER BY w.priority DESC, w.created_at ASC, w.id ASC) AS key_rank
     FROM limits CROSS JOIN LATERAL (${fromTheHead(
       schema,
       'limits',
       'j.id, j.priority, j.created_at, j.concurrency_key',
-      '2 * limits.room',
+      'limits.room + LEAST(limits.room, 16)',
     )}
     ) AS w
     WHERE limits.per_key IS NOT NULL AND limits.room > 0
-  ), key_slots AS (
-    SELECT window_keys.job_type, window_keys.concurrency_key, limits.per_key, limits.ordered,
-           (SELECT count(*) FROM (${slotHolders(schema, 'window_keys', 'limits.ordered')}
-           ) AS holders) AS held
-    FROM (SELECT DISTINCT window_rows.job_type, window_rows.concurrency_key FROM window_rows
-          WHERE window_rows.concurrency_key IS NOT NULL) AS window_keys
-      JOIN limits ON limits.job_type = window_keys.job_type
+  ), window_slots AS (
+    SELECT window_rows.*,
+           CASE WHEN window_rows.concurrency_key IS NULL THEN 0
+                ELSE (SELECT count(*) FROM (${slotHolders(schema, 'window_rows', 'window_rows.ordered')}
+                      ) AS holders) END AS held
+    FROM window_rows
 `;
 
 /**
@@ -84,15 +85,14 @@ const limitsAndWindows = (schema: QueueSchema): string => `  ), limits AS (
  * Then V2's shares of the batch across types.
  */
 const HEADS_AND_TAKES = (schema: QueueSchema): string => `  ), eligible AS (
-    SELECT window_rows.job_type, window_rows.id, window_rows.priority, window_rows.created_at,
-           row_number() OVER (PARTITION BY window_rows.job_type
-                              ORDER BY window_rows.priority DESC, window_rows.created_at ASC,
-                                       window_rows.id ASC) AS n
-    FROM window_rows LEFT JOIN key_slots
-      ON key_slots.job_type = window_rows.job_type
-     AND key_slots.concurrency_key = window_rows.concurrency_key
-    WHERE window_rows.concurrency_key IS NULL
-       OR key_slots.held + window_rows.key_rank <= key_slots.per_key
+    SELECT window_slots.job_type, window_slots.id, window_slots.priority,
+           window_slots.created_at,
+           row_number() OVER (PARTITION BY window_slots.job_type
+                              ORDER BY window_slots.priority DESC, window_slots.created_at ASC,
+                                       window_slots.id ASC) AS n
+    FROM window_slots
+    WHERE window_slots.concurrency_key IS NULL
+       OR window_slots.held + window_slots.key_rank <= window_slots.per_key
   ), heads AS (
     SELECT limits.job_type, head.priority, head.created_at, head.id
     FROM limits CROSS JOIN LATERAL (${bestOfType(schema, 'limits', 'limits.room', '')}
@@ -148,7 +148,10 @@ const CANDIDATES = (schema: QueueSchema): string => `  ), candidates AS (
  * commit, and the trigger it fires sees these jobs to move back (`createReleaseKeySlotV1`).
  */
 const SET_ASIDE = (schema: QueueSchema): string => `  ), full_keys AS (
-    SELECT key_slots.* FROM key_slots WHERE key_slots.held >= key_slots.per_key
+    SELECT DISTINCT window_slots.job_type, window_slots.concurrency_key, window_slots.ordered,
+           window_slots.held
+    FROM window_slots
+    WHERE window_slots.concurrency_key IS NOT NULL AND window_slots.held >= window_slots.per_key
   ), locked_holders AS (
     SELECT full_keys.job_type, full_keys.concurrency_key
     FROM full_keys CROSS JOIN LATERAL (${slotHolders(schema, 'full_keys', 'full_keys.ordered')}

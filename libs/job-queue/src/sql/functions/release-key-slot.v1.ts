@@ -35,6 +35,14 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
       ordered boolean;
       free_slots bigint;
     BEGIN
+      -- Most releases find nothing waiting for their key: one probe of jobs_key_waiting_idx.
+      PERFORM 1 FROM ${schema.jobs} w
+      WHERE w.status = 'waiting' AND w.job_type = NEW.job_type
+        AND w.concurrency_key = NEW.concurrency_key
+      LIMIT 1;
+      IF NOT FOUND THEN
+        RETURN NULL;
+      END IF;
       SELECT t.concurrency_per_key, t.ordered_keys INTO per_key, ordered
       FROM ${schema.jobTypes} t WHERE t.job_type = NEW.job_type;
       IF per_key IS NULL THEN
@@ -43,7 +51,7 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
       SELECT per_key - count(*) INTO free_slots
       FROM ${schema.jobs} o
       WHERE o.job_type = NEW.job_type AND o.concurrency_key = NEW.concurrency_key
-        AND ${holdsKeySlotSql('ordered')};
+        AND o.status IN ('claimed', 'running', 'scheduled') AND ${holdsKeySlotSql('ordered')};
       IF free_slots > 0 THEN
         UPDATE ${schema.jobs} AS j SET status = 'pending', updated_at = pg_catalog.now()
         WHERE j.id IN (
