@@ -221,7 +221,7 @@ module.exports = {
     variant(
       'ours-log',
       { concurrency: 50 },
-      "as ours, with events.logCompletedRuns true (each run writes its claimed and completed rows)",
+      'as ours, with events.logCompletedRuns true (each run writes its claimed and completed rows)',
       SAME_PRODUCER,
       { events: { logCompletedRuns: true } },
     ),

@@ -343,6 +343,7 @@ AS $function$
       SELECT j.id FROM "job_queue".jobs j
       WHERE j.status = 'pending' AND j.job_type = settled_keys.job_type
         AND j.concurrency_key = settled_keys.concurrency_key
+      ORDER BY j.id
       LIMIT 20000
       FOR UPDATE SKIP LOCKED
     ) AS aside
@@ -576,9 +577,11 @@ AS $function$
       free_slots bigint;
     BEGIN
       -- Most releases find nothing waiting for their key: one probe of jobs_key_waiting_idx.
+      -- In the index's order, so the plan reads it, however many jobs wait.
       PERFORM 1 FROM "job_queue".jobs w
       WHERE w.status = 'waiting' AND w.job_type = NEW.job_type
         AND w.concurrency_key = NEW.concurrency_key
+      ORDER BY w.priority DESC, w.created_at ASC, w.id ASC
       LIMIT 1;
       IF NOT FOUND THEN
         RETURN NULL;

@@ -8,11 +8,15 @@ import {
   nodesOf,
 } from '../support/json-plan';
 import { createPlanTestDatabase } from '../support/plan-template';
-import { TestDatabase } from '../support/database';
+import { createTestDatabase, TestDatabase } from '../support/database';
 import { CLAIM_PARAMETER_TYPES, connect } from './claim-job-batch.support';
 
 /** Keys of the pending `email` jobs, each with a job running. */
 const KEYS = 100;
+/** The burst behind the `flood` type's one key, at its limit. */
+const FLOOD = 30_000;
+/** Pending jobs of a key at its limit, at the head of the queue: set aside by the claim. */
+const FULL_KEY_PENDING = 50;
 /** The indexes the limited claim reads `jobs` through. */
 const ALLOWED_INDEXES = /^(jobs_claim_idx|jobs_key_slots_idx|jobs_lease_idx|jobs_pkey)$/;
 /** A key whose backlog was set aside: at its limit, its jobs wait. */
@@ -20,7 +24,8 @@ const BUSY_BACKLOG = 100_000;
 
 /**
  * The claim of a limited type (`claimJobBatchQueryV4`) on a million finished jobs, 1,000 pending
- * ones spread over 100 keys that each run one job, and a key whose backlog of 100,000 waits: it
+ * ones spread over 100 keys that each run one job, a key whose backlog of 100,000 waits, and a
+ * key at its limit whose pending jobs lead the queue (set aside by the claim): it
  * reads each type's head and each key's slots by index, scans no table, and touches a bounded
  * number of buffers, as the plain claim does.
  */
@@ -53,6 +58,17 @@ describe('claim_job_batch with concurrency limits: plan with a million finished 
       `INSERT INTO job_queue.jobs (job_type, status, concurrency_key, worker_id, attempts,
                                    run_token, claimed_at, heartbeat_at)
        VALUES ('email', 'running', 'busy', 'w', 1, 1, now(), now())`,
+    );
+    // A key at its limit whose pending jobs lead the queue: the claim sets them aside.
+    await client.query(
+      `INSERT INTO job_queue.jobs (job_type, status, concurrency_key, worker_id, attempts,
+                                   run_token, claimed_at, heartbeat_at)
+       SELECT 'email', 'running', 'full', 'w', 1, 1, now(), now() FROM generate_series(1, 2)`,
+    );
+    await client.query(
+      `INSERT INTO job_queue.jobs (job_type, concurrency_key, priority)
+       SELECT 'email', 'full', 950 FROM generate_series(1, $1::int)`,
+      [FULL_KEY_PENDING],
     );
     await client.query(
       `INSERT INTO job_queue.job_types (job_type, concurrency_per_key, global_concurrency)
@@ -99,7 +115,72 @@ describe('claim_job_batch with concurrency limits: plan with a million finished 
     indexes.delete('ModifyTable');
     expect(indexes).toContain('jobs_claim_idx');
     expect([...indexes].filter((name) => !ALLOWED_INDEXES.test(name))).toEqual([]);
+    // The key at its limit had its pending jobs set aside (the plan of that path is checked too).
+    const setAside = [...nodesOf(root)].find(
+      (node) => node['Node Type'] === 'ModifyTable' && node['Actual Rows'] === FULL_KEY_PENDING,
+    );
+    expect(setAside).toBeDefined();
     // The 100,000 waiting jobs and the million finished ones are never read.
     expect(blocksOf(root)).toBeLessThan(1_000);
+  });
+});
+
+/**
+ * A table that is mostly one key's burst, at its limit, as planner statistics see it (no million
+ * finished rows to make a scan look dear): the plan of setting the burst aside still reads
+ * `jobs_key_slots_idx`, in its order. Without that order the planner scanned the table.
+ */
+describe('claim_job_batch with concurrency limits: plan of setting a burst aside', () => {
+  let db: TestDatabase;
+  let client: Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    client = await connect(db.url);
+    await client.query(
+      `INSERT INTO job_queue.jobs (job_type, status, concurrency_key, worker_id, attempts,
+                                   run_token, claimed_at, heartbeat_at)
+       VALUES ('flood', 'running', 'one', 'w', 1, 1, now(), now())`,
+    );
+    for (let key = 0; key < 5; key++) {
+      await client.query(
+        `INSERT INTO job_queue.jobs (job_type, concurrency_key)
+         SELECT 'flood', $2 FROM generate_series(1, $1::int)`,
+        [FLOOD / 5, key === 0 ? 'one' : `other-${key}`],
+      );
+    }
+    await client.query(
+      `INSERT INTO job_queue.job_types (job_type, concurrency_per_key) VALUES ('flood', 1)`,
+    );
+    await client.query('VACUUM ANALYZE job_queue.jobs');
+    await client.query(
+      `PREPARE limited_claim(${CLAIM_PARAMETER_TYPES}) AS ${CURRENT_LIMITED_CLAIM_QUERY}`,
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  it('sets the burst aside by index, not by a scan of the table', async () => {
+    const settings = await functionSettings(client, 'job_queue.claim_job_batch');
+    // The generic plan under the function's settings, not run: it would set the burst aside.
+    await client.query('BEGIN');
+    let plan: string;
+    try {
+      for (const [name, value] of Object.entries(settings)) {
+        await client.query(`SELECT set_config($1::text, $2::text, true)`, [name, value]);
+      }
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN EXECUTE limited_claim('w', ARRAY['flood']::text[], 10, NULL, false,
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
+      );
+      plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await client.query('ROLLBACK');
+    }
+    expect(plan).not.toMatch(/Seq Scan on jobs/);
+    expect(plan).toMatch(/Index Scan using jobs_key_slots_idx on jobs j/);
   });
 });

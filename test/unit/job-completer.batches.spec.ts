@@ -1,3 +1,5 @@
+import { JobHandlerRegistry } from '../../libs/job-queue/src/discovery/job-handler.registry';
+import { ClaimWakeup } from '../../libs/job-queue/src/periodic/claim-wakeup';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JobStatus } from 'nest-pg-job-queue';
@@ -99,6 +101,8 @@ describe('JobCompleter: how outcomes are cut into writes', () => {
       resolveJobQueueOptions({ events: { remote: false } }),
       new RunningJobs(),
       NO_EVENTS,
+      new JobHandlerRegistry(),
+      new ClaimWakeup(),
     );
 
   it(`waits ${DEFAULT_COMPLETION_FLUSH_MS} ms for company, then writes what came in one statement`, async () => {

@@ -51,6 +51,18 @@ export class JobHandlerRegistry {
     return [...this.handlers.keys()];
   }
 
+  /**
+   * Whether this node's handler limits the type across nodes (`concurrencyPerKey`,
+   * `globalConcurrency`): its slots free up in the database, as its outcomes land.
+   */
+  limitedAcrossNodes(jobType: string): boolean {
+    const limits = this.handlers.get(jobType)?.options.limits;
+    return (
+      limits !== undefined &&
+      (limits.concurrencyPerKey !== null || limits.globalConcurrency !== null)
+    );
+  }
+
   all(): RegisteredJobHandler[] {
     return [...this.handlers.values()];
   }

@@ -11,6 +11,8 @@ import { JobStatus } from '../entities/job-status.enum';
 import { finishJobs, JobOutcome, SNOOZED, SupersededOutcome } from '../sql/finish-jobs.query';
 import { FailureBackoff } from '../periodic/failure-backoff';
 import { LogPeriod } from '../periodic/log-period';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
+import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { RunningJobs, RunRef } from './running-jobs';
 import {
   databaseErrorText,
@@ -96,6 +98,8 @@ export class JobCompleter {
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly running: RunningJobs,
     private readonly events: JobEventStream,
+    private readonly registry: JobHandlerRegistry,
+    private readonly wakeup: ClaimWakeup,
   ) {}
 
   /** Runs whose outcome is not written yet: their lease must still be renewed. */
@@ -173,6 +177,11 @@ export class JobCompleter {
       await this.land(batch, refusals);
       this.backoff.succeeded();
       this.outageLog.reset();
+      // A type limited across nodes has its slots in the database: they are free only now that
+      // the outcomes landed, and a claim the freed slots sent earlier may have found them held.
+      if (batch.some((outcome) => this.registry.limitedAcrossNodes(outcome.subject.jobType))) {
+        this.wakeup.jobsClaimable();
+      }
     } catch (error) {
       // Only a lost connection or a passing refusal gets here: what is unwritten stays queued.
       this.queue.unshift(...this.inFlight);

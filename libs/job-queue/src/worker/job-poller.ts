@@ -61,12 +61,7 @@ export class JobPoller {
   private claimPolicy: ClaimPolicy | undefined;
   /** Types at their own limit at the last poll: a slot of theirs freeing wakes the poller. */
   private typesAtLimit = new Set<string>();
-  /**
-   * Types whose handler limits them across nodes (`globalConcurrency`, `concurrencyPerKey`): a
-   * claim may come back short while their jobs wait, the slots held elsewhere, so a slot of
-   * theirs freeing here (one the next claim may fill) wakes the poller too.
-   */
-  private typesLimitedAcrossNodes = new Set<string>();
+
   private stopped = true;
   private polling: Promise<void> | undefined;
   private pollAgain = false;
@@ -105,12 +100,6 @@ export class JobPoller {
     this.jobTypes = jobTypes;
     const handlers = jobTypes.map((jobType) => this.registry.get(jobType)?.options);
     this.typeLimits = handlers.map((options) => options?.concurrency);
-    this.typesLimitedAcrossNodes = new Set(
-      jobTypes.filter((_, i) => {
-        const limits = handlers[i]?.limits;
-        return limits && (limits.globalConcurrency !== null || limits.concurrencyPerKey !== null);
-      }),
-    );
     // The claim fixes each job's policy from its handler's options (module defaults included).
     const policies = handlers.map((options) => retryPolicyFor(options, this.options));
     this.claimPolicy = {
@@ -127,13 +116,7 @@ export class JobPoller {
       if (this.stopped) return;
       this.startPrefetched();
       if (this.prefetched.size > this.worker.prefetch / 2) return;
-      if (
-        this.saturated ||
-        this.typesAtLimit.has(jobType) ||
-        this.typesLimitedAcrossNodes.has(jobType)
-      ) {
-        this.wake();
-      }
+      if (this.saturated || this.typesAtLimit.has(jobType)) this.wake();
     };
     this.interval ??= new ScheduledTask(
       this.schedulerRegistry,

@@ -141,7 +141,9 @@ const CANDIDATES = (schema: QueueSchema): string => `  ), candidates AS (
 `;
 
 /**
- * Sets aside the pending jobs of each key of a window that is at its limit: `waiting`, out of
+ * Sets aside the pending jobs of each key of a window that is at its limit (in the order of
+ * `jobs_key_slots_idx`, which the ORDER BY makes the plan read: without it the planner, told
+ * of thousands of a key's jobs, scanned the whole table for them): `waiting`, out of
  * `jobs_claim_idx`, so the next claims do not read them again. Only once every job holding the
  * key's slots is locked here (FOR SHARE; one another transaction holds is being released right
  * now, so the key is left as it is): the release of any of them then waits for this claim to
@@ -167,6 +169,7 @@ const SET_ASIDE = (schema: QueueSchema): string => `  ), full_keys AS (
       SELECT j.id FROM ${schema.jobs} j
       WHERE j.status = 'pending' AND j.job_type = settled_keys.job_type
         AND j.concurrency_key = settled_keys.concurrency_key
+      ORDER BY j.id
       LIMIT ${SET_ASIDE_PER_KEY}
       FOR UPDATE SKIP LOCKED
     ) AS aside

@@ -36,9 +36,11 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
       free_slots bigint;
     BEGIN
       -- Most releases find nothing waiting for their key: one probe of jobs_key_waiting_idx.
+      -- In the index's order, so the plan reads it, however many jobs wait.
       PERFORM 1 FROM ${schema.jobs} w
       WHERE w.status = 'waiting' AND w.job_type = NEW.job_type
         AND w.concurrency_key = NEW.concurrency_key
+      ORDER BY w.priority DESC, w.created_at ASC, w.id ASC
       LIMIT 1;
       IF NOT FOUND THEN
         RETURN NULL;
