@@ -592,10 +592,11 @@ AS $function$
         RETURN NULL;
       END IF;
       SELECT per_key - count(*) INTO free_slots
-      FROM "job_queue".jobs o
+      FROM (
+      SELECT o.id FROM "job_queue".jobs o
       WHERE o.job_type = NEW.job_type AND o.concurrency_key = NEW.concurrency_key
         AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (ordered AND o.status = 'scheduled'
-     AND (o.attempts > 0 OR o.started_at IS NOT NULL)));
+     AND (o.attempts > 0 OR o.started_at IS NOT NULL)))) AS holders;
       IF free_slots > 0 THEN
         UPDATE "job_queue".jobs AS j SET status = 'pending', updated_at = pg_catalog.now()
         WHERE j.id IN (

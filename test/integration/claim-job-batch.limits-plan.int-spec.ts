@@ -3,6 +3,7 @@ import { CURRENT_LIMITED_CLAIM_QUERY } from '../../libs/job-queue/src/sql/functi
 import {
   blocksOf,
   explainAnalyze,
+  explainText,
   functionSettings,
   JsonPlanNode,
   nodesOf,
@@ -166,20 +167,12 @@ describe('claim_job_batch with concurrency limits: plan of setting a burst aside
   it('sets the burst aside by index, not by a scan of the table', async () => {
     const settings = await functionSettings(client, 'job_queue.claim_job_batch');
     // The generic plan under the function's settings, not run: it would set the burst aside.
-    await client.query('BEGIN');
-    let plan: string;
-    try {
-      for (const [name, value] of Object.entries(settings)) {
-        await client.query(`SELECT set_config($1::text, $2::text, true)`, [name, value]);
-      }
-      const { rows } = await client.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN EXECUTE limited_claim('w', ARRAY['flood']::text[], 10, NULL, false,
-           NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
-      );
-      plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-    } finally {
-      await client.query('ROLLBACK');
-    }
+    const plan = await explainText(
+      client,
+      `EXECUTE limited_claim('w', ARRAY['flood']::text[], 10, NULL, false,
+         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
+      settings,
+    );
     expect(plan).not.toMatch(/Seq Scan on jobs/);
     expect(plan).toMatch(/Index Scan using jobs_key_slots_idx on jobs j/);
   });

@@ -55,27 +55,50 @@ export async function functionSettings(
   );
 }
 
-/**
- * Runs `sql` under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back after, with `settings`
- * set for that transaction only.
- */
-export async function explainAnalyze(
+/** Runs `fn` in a transaction rolled back after, with `settings` set for that transaction only. */
+async function withLocalSettings<T>(
   client: ClientBase,
-  sql: string,
-  params: unknown[],
-  settings: Record<string, string> = {},
-): Promise<JsonPlanNode> {
+  settings: Record<string, string>,
+  fn: () => Promise<T>,
+): Promise<T> {
   await client.query('BEGIN');
   try {
     for (const [name, value] of Object.entries(settings)) {
       await client.query(`SELECT set_config($1::text, $2::text, true)`, [name, value]);
     }
+    return await fn();
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+/**
+ * Runs `sql` under EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back after, with `settings`
+ * set for that transaction only.
+ */
+export function explainAnalyze(
+  client: ClientBase,
+  sql: string,
+  params: unknown[],
+  settings: Record<string, string> = {},
+): Promise<JsonPlanNode> {
+  return withLocalSettings(client, settings, async () => {
     const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: JsonPlanNode }> }>(
       `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
       params,
     );
     return rows[0]['QUERY PLAN'][0].Plan;
-  } finally {
-    await client.query('ROLLBACK');
-  }
+  });
+}
+
+/** The plan of `sql` as text, not run, with `settings` set as `explainAnalyze` sets them. */
+export function explainText(
+  client: ClientBase,
+  sql: string,
+  settings: Record<string, string> = {},
+): Promise<string> {
+  return withLocalSettings(client, settings, async () => {
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
 }

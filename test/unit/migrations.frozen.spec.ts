@@ -54,7 +54,7 @@ const SHIPPED: Record<string, string> = {
   'CreateJobEventsTable1795939200010 down':
     '9a24a8da344e967845eba6e86a0be19f6bb6a966596a64d27717d9ba2c05c8a3',
   'AddConcurrencyLimits1795939200011 up':
-    'f9d2c18d3e482b3acaf7aafda1e3f38ea90f56f8b8bc24df431fc26ff7f1cb9b',
+    '8a85eb2e004f828f525d04e375081b54519aa7b84d0b937092e5efa3c75e10fb',
   'AddConcurrencyLimits1795939200011 down':
     '7d6b7896428ec2be1f5b80687d95b643794f1ce7b65a9b9ba2c06a0536cc858a',
 };

@@ -25,25 +25,27 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'DDL cannot take parameters; the second signature with its V3 body, from constants and the checked schema',
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts columns':
     'the columns a head read returns: constants of the same file',
+  'libs/job-queue/src/sql/functions/release-key-slot.v1.ts owner':
+    "the row naming the key (`NEW`, or a CTE of the claim's): constants of the calling files",
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts owner':
     'the CTE whose row names the type or key (`limits`, `takes`, `window_keys`, `full_keys`): constants',
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts limit':
     "a head read's LIMIT: a column expression of the claim's own CTEs (`limits.room`, `takes.take`)",
-  'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts holdsKeySlotSql(ordered)':
+  'libs/job-queue/src/sql/functions/release-key-slot.v1.ts holdsKeySlotSql(ordered)':
     "which jobs hold a key's slot (release-key-slot.v1.ts), over a CTE column: constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts fromTheHead(\n      schema,\n      'limits',\n      'j.id, j.priority, j.created_at, j.concurrency_key',\n      'limits.room + LEAST(limits.room, 16)',\n    )":
     "the window's head read: the checked schema and constants",
-  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'window_rows', 'window_rows.ordered')":
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts keySlotHoldersSql(schema, 'window_rows', 'window_rows.ordered')":
     "the jobs holding the slots of a window row's key: the checked schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts bestOfType(schema, 'limits', 'limits.room', '')":
     "the heads of a type without a per-key limit, after its cursors (V3's): schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts bestOfType(schema, 'takes', 'takes.take', LOCK)":
     "the locking read of a type without a per-key limit (V3's): the checked schema and constants",
-  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts slotHolders(schema, 'full_keys', 'full_keys.ordered')":
+  "libs/job-queue/src/sql/functions/claim-job-batch.v4.ts keySlotHoldersSql(schema, 'full_keys', 'full_keys.ordered')":
     "the jobs holding a full key's slots, to lock: the checked schema and constants",
   'libs/job-queue/src/sql/functions/claim-job-batch.v4.ts SET_ASIDE_PER_KEY':
     'a LIMIT, a numeric constant of the same file',
-  "libs/job-queue/src/sql/functions/release-key-slot.v1.ts holdsKeySlotSql('ordered')":
+  "libs/job-queue/src/sql/functions/release-key-slot.v1.ts keySlotHoldersSql(schema, 'NEW', 'ordered')":
     "which jobs hold a key's slot, over the function's own variable: constants of the same file",
   'libs/job-queue/src/sql/functions/release-key-slot.v1.ts PENDING_AGAIN_PAYLOAD':
     "a function body's literal: the insert channel's constant payload (queue-schema.ts)",

@@ -6,7 +6,7 @@ import {
 } from './claim-job-batch.parts';
 import { notPaused } from './claim-job-batch.v2';
 import { bestOfType, CURSOR_SEGMENTS, LOCK } from './claim-job-batch.v3';
-import { holdsKeySlotSql } from './release-key-slot.v1';
+import { keySlotHoldersSql } from './release-key-slot.v1';
 
 /**
  * How many pending jobs of one key at its limit a claim sets aside (as `waiting`): a burst
@@ -32,12 +32,6 @@ const fromTheHead = (
         AND j.run_at <= COALESCE($4, clock_timestamp())
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
       LIMIT ${limit}`;
-
-/** A key's jobs that hold one of its slots (`o`), for the key named by `owner`. */
-const slotHolders = (schema: QueueSchema, owner: string, ordered: string): string => `
-      SELECT o.id FROM ${schema.jobs} o
-      WHERE o.job_type = ${owner}.job_type AND o.concurrency_key = ${owner}.concurrency_key
-        AND o.status IN ('claimed', 'running', 'scheduled') AND ${holdsKeySlotSql(ordered)}`;
 
 /**
  * Each requested type's limits from `job_types`, and its room: its cap, cut to the slots its
@@ -72,7 +66,7 @@ const limitsAndWindows = (schema: QueueSchema): string => `  ), limits AS (
   ), window_slots AS (
     SELECT window_rows.*,
            CASE WHEN window_rows.concurrency_key IS NULL THEN 0
-                ELSE (SELECT count(*) FROM (${slotHolders(schema, 'window_rows', 'window_rows.ordered')}
+                ELSE (SELECT count(*) FROM (${keySlotHoldersSql(schema, 'window_rows', 'window_rows.ordered')}
                       ) AS holders) END AS held
     FROM window_rows
 `;
@@ -156,7 +150,7 @@ const SET_ASIDE = (schema: QueueSchema): string => `  ), full_keys AS (
     WHERE window_slots.concurrency_key IS NOT NULL AND window_slots.held >= window_slots.per_key
   ), locked_holders AS (
     SELECT full_keys.job_type, full_keys.concurrency_key
-    FROM full_keys CROSS JOIN LATERAL (${slotHolders(schema, 'full_keys', 'full_keys.ordered')}
+    FROM full_keys CROSS JOIN LATERAL (${keySlotHoldersSql(schema, 'full_keys', 'full_keys.ordered')}
       FOR SHARE SKIP LOCKED
     ) AS holder
   ), settled_keys AS (

@@ -1,16 +1,26 @@
 import { PENDING_AGAIN_PAYLOAD, QueueSchema } from '../queue-schema';
 
 /*
- * Shared by the trigger function below and the claim (`claim-job-batch.v4.ts`): which of a key's
+ * Which of a key's
  * jobs hold one of its slots. A claimed or running job holds one; for an ordered type, so does a
  * job that waits out the backoff of a retry, a rescue or a snooze after it was claimed (it spent
  * an attempt, or started: a snooze gives the attempt back): it keeps its key's later jobs back
  * until it completes or fails for good. A job enqueued with a delay holds nothing until it is
  * due. `o` is the job, `ordered` the type's `ordered_keys`.
  */
-export const holdsKeySlotSql = (ordered: string): string =>
+const holdsKeySlotSql = (ordered: string): string =>
   `(o.status IN ('claimed', 'running') OR (${ordered} AND o.status = 'scheduled'
      AND (o.attempts > 0 OR o.started_at IS NOT NULL)))`;
+
+/**
+ * The jobs (`o`) that hold a slot of the key of `owner`'s row (its `job_type` and
+ * `concurrency_key`), for the claim (`claim-job-batch.v4.ts`) and the trigger function below.
+ * The status list is what `jobs_key_slots_idx` is read by.
+ */
+export const keySlotHoldersSql = (schema: QueueSchema, owner: string, ordered: string): string => `
+      SELECT o.id FROM ${schema.jobs} o
+      WHERE o.job_type = ${owner}.job_type AND o.concurrency_key = ${owner}.concurrency_key
+        AND o.status IN ('claimed', 'running', 'scheduled') AND ${holdsKeySlotSql(ordered)}`;
 
 /**
  * The trigger function of `jobs_key_slot_released` (AddConcurrencyLimits, 1795939200011): a
@@ -51,9 +61,7 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
         RETURN NULL;
       END IF;
       SELECT per_key - count(*) INTO free_slots
-      FROM ${schema.jobs} o
-      WHERE o.job_type = NEW.job_type AND o.concurrency_key = NEW.concurrency_key
-        AND o.status IN ('claimed', 'running', 'scheduled') AND ${holdsKeySlotSql('ordered')};
+      FROM (${keySlotHoldersSql(schema, 'NEW', 'ordered')}) AS holders;
       IF free_slots > 0 THEN
         UPDATE ${schema.jobs} AS j SET status = 'pending', updated_at = pg_catalog.now()
         WHERE j.id IN (
@@ -75,8 +83,9 @@ export const createReleaseKeySlotV1 = (schema: QueueSchema): string => `
 /**
  * When a keyed job gives up a slot: it leaves `claimed`/`running` for anything else (completed,
  * failed, cancelled, back to the queue, or a retry's backoff), or, having been claimed, it ends
- * while it waits out a backoff (cancelled there; see `holdsKeySlotSql`). Every other update, and every unkeyed job, is decided
- * by this clause alone, in the executor, without calling the function.
+ * while it waits out a backoff (cancelled there; see `holdsKeySlotSql`). Every other update, and
+ * every unkeyed job, is decided by this clause alone, in the executor, without calling the
+ * function.
  */
 export const KEY_SLOT_RELEASED_WHEN = `
       NEW.concurrency_key IS NOT NULL AND (
