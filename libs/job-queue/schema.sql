@@ -29,6 +29,26 @@ CREATE TABLE job_queue.job_events (
 -- privileges: default
 CREATE UNIQUE INDEX job_events_pkey ON job_queue.job_events USING btree (job_id, id);
 
+CREATE TABLE job_queue.job_rate_blocked (
+    job_type text NOT NULL,
+    rate_key text NOT NULL,
+    opens_at timestamp with time zone NOT NULL,
+    CONSTRAINT job_rate_blocked_pkey PRIMARY KEY (job_type, rate_key)
+);
+-- privileges: default
+CREATE INDEX job_rate_blocked_opens_idx ON job_queue.job_rate_blocked USING btree (job_type, opens_at);
+CREATE UNIQUE INDEX job_rate_blocked_pkey ON job_queue.job_rate_blocked USING btree (job_type, rate_key);
+
+CREATE TABLE job_queue.job_rate_starts (
+    job_type text NOT NULL,
+    rate_key text NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    starts integer NOT NULL,
+    CONSTRAINT job_rate_starts_starts_check CHECK ((starts > 0))
+);
+-- privileges: default
+CREATE INDEX job_rate_starts_window_idx ON job_queue.job_rate_starts USING btree (job_type, rate_key, started_at);
+
 CREATE TABLE job_queue.job_schedule_ticks (
     id boolean NOT NULL DEFAULT true,
     ticking_since timestamp with time zone NOT NULL,
@@ -90,9 +110,13 @@ CREATE TABLE job_queue.job_types (
     global_concurrency integer,
     ordered_keys boolean NOT NULL DEFAULT false,
     limits_updated_at timestamp with time zone,
+    rate_max integer,
+    rate_per_ms integer,
+    rate_by_key boolean NOT NULL DEFAULT false,
     CONSTRAINT job_types_job_type_length_check CHECK ((char_length(job_type) <= 255)),
     CONSTRAINT job_types_limits_check CHECK (((concurrency_per_key > 0) AND (global_concurrency > 0) AND ((NOT ordered_keys) OR (NOT (concurrency_per_key IS DISTINCT FROM 1))))),
     CONSTRAINT job_types_pkey PRIMARY KEY (job_type),
+    CONSTRAINT job_types_rate_limit_check CHECK ((((rate_max IS NULL) = (rate_per_ms IS NULL)) AND (rate_max > 0) AND (rate_per_ms > 0) AND ((NOT rate_by_key) OR (rate_max IS NOT NULL)))),
     CONSTRAINT job_types_retention_check CHECK (((completed_retention_ms >= 0) AND (failed_retention_ms >= 0) AND (cancelled_retention_ms >= 0)))
 );
 -- privileges: default
@@ -161,14 +185,44 @@ CREATE OR REPLACE FUNCTION job_queue.claim_job_batch(p_worker_id text, p_job_typ
 AS $function$
     DECLARE
       limited_types bigint;
+      released_jobs bigint;
     BEGIN
       PERFORM pg_catalog.pg_advisory_xact_lock(-1675065576, pg_catalog.hashtext(t.job_type))
       FROM (SELECT lt.job_type FROM "job_queue".job_types lt
             WHERE lt.job_type = ANY (p_job_types)
-              AND (lt.concurrency_per_key IS NOT NULL OR lt.global_concurrency IS NOT NULL)
+              AND (lt.concurrency_per_key IS NOT NULL OR lt.global_concurrency IS NOT NULL
+                   OR lt.rate_max IS NOT NULL)
             ORDER BY lt.job_type) AS t;
       GET DIAGNOSTICS limited_types = ROW_COUNT;
       IF limited_types > 0 THEN
+      DELETE FROM "job_queue".job_rate_starts s USING "job_queue".job_types lt
+      WHERE lt.job_type = ANY (p_job_types) AND lt.rate_max IS NOT NULL
+        AND s.job_type = lt.job_type AND s.started_at <= COALESCE($4, clock_timestamp()) - ((lt.rate_per_ms + 20) * interval '1 millisecond');
+      WITH opened AS (
+        SELECT b.job_type, b.rate_key, lt.rate_max
+        FROM "job_queue".job_rate_blocked b LEFT JOIN "job_queue".job_types lt ON lt.job_type = b.job_type
+        WHERE b.job_type = ANY (p_job_types) AND b.opens_at <= COALESCE($4, clock_timestamp())
+      ), moved AS (
+        UPDATE "job_queue".jobs AS jobs SET status = 'pending', updated_at = COALESCE($4, now())
+        FROM (SELECT w.id FROM opened CROSS JOIN LATERAL (
+                SELECT j.id FROM "job_queue".jobs j
+                WHERE j.status = 'waiting' AND j.job_type = opened.job_type
+                  AND j.concurrency_key = opened.rate_key
+                ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
+                LIMIT opened.rate_max
+                FOR UPDATE SKIP LOCKED) AS w) AS picked
+        WHERE jobs.id = picked.id
+        RETURNING jobs.id
+      ), emptied AS (
+        DELETE FROM "job_queue".job_rate_blocked b USING opened
+        WHERE b.job_type = opened.job_type AND b.rate_key = opened.rate_key
+          AND NOT EXISTS (SELECT 1 FROM "job_queue".jobs j
+                          WHERE j.status = 'waiting' AND j.job_type = opened.job_type
+                            AND j.concurrency_key = opened.rate_key
+                          OFFSET opened.rate_max)
+        RETURNING 1
+      )
+      SELECT count(*) INTO released_jobs FROM moved;
         RETURN QUERY 
   WITH types AS (
     SELECT t.job_type,
@@ -214,18 +268,30 @@ AS $function$
     FROM types LEFT JOIN cursors ON cursors.job_type = types.job_type
     GROUP BY types.job_type
     HAVING COALESCE(min(cursors.priority) - 1, 2147483647::bigint) >= (-2147483648)::bigint
-  ), limits AS (
+  ), typed AS (
     SELECT types.job_type, lt.concurrency_per_key AS per_key,
            COALESCE(lt.ordered_keys, false) AS ordered,
+           lt.rate_max, COALESCE(lt.rate_by_key, false) AS rate_by_key,
+           COALESCE($4, clock_timestamp()) - ((COALESCE(lt.rate_per_ms, 0) + 20) * interval '1 millisecond') AS window_start,
+           (lt.concurrency_per_key IS NOT NULL OR COALESCE(lt.rate_by_key, false)) AS keyed,
            CASE WHEN lt.global_concurrency IS NULL THEN types.cap
                 ELSE LEAST(types.cap, GREATEST(0, lt.global_concurrency - (
                   SELECT count(*) FROM "job_queue".jobs h
                   WHERE h.status IN ('claimed', 'running') AND h.job_type = types.job_type)))
-           END AS room
+           END AS free
     FROM types LEFT JOIN "job_queue".job_types lt ON lt.job_type = types.job_type
+  ), limits AS (
+    SELECT typed.*,
+           CASE WHEN typed.rate_max IS NULL OR typed.rate_by_key THEN typed.free
+                ELSE LEAST(typed.free, GREATEST(0, typed.rate_max - (
+                  SELECT COALESCE(sum(s.starts), 0) FROM "job_queue".job_rate_starts s
+                  WHERE s.job_type = typed.job_type AND s.rate_key = ''
+                    AND s.started_at > typed.window_start)))
+           END AS room
+    FROM typed
   ), window_rows AS (
-    SELECT limits.job_type, limits.per_key, limits.ordered, w.id, w.priority, w.created_at,
-           w.concurrency_key,
+    SELECT limits.job_type, limits.per_key, limits.ordered, limits.rate_max, limits.rate_by_key,
+           limits.window_start, w.id, w.priority, w.created_at, w.concurrency_key,
            row_number() OVER (PARTITION BY limits.job_type, w.concurrency_key
                               ORDER BY w.priority DESC, w.created_at ASC, w.id ASC) AS key_rank
     FROM limits CROSS JOIN LATERAL (
@@ -235,16 +301,22 @@ AS $function$
       ORDER BY j.priority DESC, j.created_at ASC, j.id ASC
       LIMIT limits.room + LEAST(limits.room, 16)
     ) AS w
-    WHERE limits.per_key IS NOT NULL AND limits.room > 0
+    WHERE limits.keyed AND limits.room > 0
   ), window_slots AS (
     SELECT window_rows.*,
-           CASE WHEN window_rows.concurrency_key IS NULL THEN 0
+           CASE WHEN window_rows.concurrency_key IS NULL OR window_rows.per_key IS NULL THEN 0
                 ELSE (SELECT count(*) FROM (
       SELECT o.id FROM "job_queue".jobs o
       WHERE o.job_type = window_rows.job_type AND o.concurrency_key = window_rows.concurrency_key
         AND o.status IN ('claimed', 'running', 'scheduled') AND (o.status IN ('claimed', 'running') OR (window_rows.ordered AND o.status = 'scheduled'
      AND (o.attempts > 0 OR o.started_at IS NOT NULL)))
-                      ) AS holders) END AS held
+                      ) AS holders) END AS held,
+           CASE WHEN window_rows.concurrency_key IS NULL OR NOT window_rows.rate_by_key THEN 0
+                ELSE (
+                  SELECT COALESCE(sum(s.starts), 0) FROM "job_queue".job_rate_starts s
+                  WHERE s.job_type = window_rows.job_type AND s.rate_key = window_rows.concurrency_key
+                    AND s.started_at > window_rows.window_start)
+           END AS key_starts
     FROM window_rows
   ), eligible AS (
     SELECT window_slots.job_type, window_slots.id, window_slots.priority,
@@ -254,7 +326,10 @@ AS $function$
                                        window_slots.id ASC) AS n
     FROM window_slots
     WHERE window_slots.concurrency_key IS NULL
-       OR window_slots.held + window_slots.key_rank <= window_slots.per_key
+       OR ((window_slots.per_key IS NULL
+            OR window_slots.held + window_slots.key_rank <= window_slots.per_key)
+           AND (NOT window_slots.rate_by_key
+                OR window_slots.key_starts + window_slots.key_rank <= window_slots.rate_max))
   ), heads AS (
     SELECT limits.job_type, head.priority, head.created_at, head.id
     FROM limits CROSS JOIN LATERAL (
@@ -272,7 +347,7 @@ AS $function$
       ORDER BY seg.priority DESC, seg.created_at ASC, seg.id ASC
       LIMIT limits.room
     ) AS head
-    WHERE limits.per_key IS NULL
+    WHERE NOT limits.keyed
     UNION ALL
     SELECT eligible.job_type, eligible.priority, eligible.created_at, eligible.id
     FROM eligible JOIN limits ON limits.job_type = eligible.job_type
@@ -283,7 +358,7 @@ AS $function$
           ORDER BY heads.priority DESC, heads.created_at ASC, heads.id ASC LIMIT $3) AS best
     GROUP BY best.job_type
   ), takes AS (
-    SELECT types.*, limits.per_key, COALESCE(shares.take, 0) AS take
+    SELECT types.*, limits.keyed, COALESCE(shares.take, 0) AS take
     FROM types JOIN limits ON limits.job_type = types.job_type
       LEFT JOIN shares ON shares.job_type = types.job_type
   ), candidates AS (
@@ -305,7 +380,7 @@ AS $function$
       ORDER BY seg.priority DESC, seg.created_at ASC, seg.id ASC
       LIMIT takes.take
     ) AS locked
-    WHERE takes.take > 0 AND takes.per_key IS NULL
+    WHERE takes.take > 0 AND NOT takes.keyed
     UNION ALL
     SELECT locked.id, takes.max_attempts, takes.backoff_base_ms, takes.backoff_max_ms,
            takes.backoff_jitter
@@ -318,12 +393,13 @@ AS $function$
         AND j.status = 'pending'
       FOR UPDATE SKIP LOCKED
     ) AS locked
-    WHERE takes.take > 0 AND takes.per_key IS NOT NULL
+    WHERE takes.take > 0 AND takes.keyed
   ), full_keys AS (
     SELECT DISTINCT window_slots.job_type, window_slots.concurrency_key, window_slots.ordered,
            window_slots.held
     FROM window_slots
-    WHERE window_slots.concurrency_key IS NOT NULL AND window_slots.held >= window_slots.per_key
+    WHERE window_slots.concurrency_key IS NOT NULL AND window_slots.per_key IS NOT NULL
+      AND window_slots.held >= window_slots.per_key
   ), locked_holders AS (
     SELECT full_keys.job_type, full_keys.concurrency_key
     FROM full_keys CROSS JOIN LATERAL (
@@ -338,11 +414,32 @@ AS $function$
     WHERE (SELECT count(*) FROM locked_holders
            WHERE locked_holders.job_type = full_keys.job_type
              AND locked_holders.concurrency_key = full_keys.concurrency_key) >= full_keys.held
+  ), rate_full_keys AS (
+    SELECT DISTINCT window_slots.job_type, window_slots.concurrency_key,
+           window_slots.window_start
+    FROM window_slots
+    WHERE window_slots.concurrency_key IS NOT NULL AND window_slots.rate_by_key
+      AND window_slots.key_starts >= window_slots.rate_max
+  ), blocked AS (
+    INSERT INTO "job_queue".job_rate_blocked AS b (job_type, rate_key, opens_at)
+    SELECT rate_full_keys.job_type, rate_full_keys.concurrency_key,
+           (SELECT min(s.started_at) FROM "job_queue".job_rate_starts s
+            WHERE s.job_type = rate_full_keys.job_type
+              AND s.rate_key = rate_full_keys.concurrency_key
+              AND s.started_at > rate_full_keys.window_start)
+             + (COALESCE($4, clock_timestamp()) - rate_full_keys.window_start)
+    FROM rate_full_keys
+    ON CONFLICT (job_type, rate_key) DO UPDATE SET opens_at = EXCLUDED.opens_at
+    RETURNING b.job_type
   ), set_aside AS (
-    SELECT aside.id FROM settled_keys CROSS JOIN LATERAL (
+    SELECT aside.id
+    FROM (SELECT settled_keys.job_type, settled_keys.concurrency_key FROM settled_keys
+          UNION
+          SELECT rate_full_keys.job_type, rate_full_keys.concurrency_key FROM rate_full_keys)
+      AS keys CROSS JOIN LATERAL (
       SELECT j.id FROM "job_queue".jobs j
-      WHERE j.status = 'pending' AND j.job_type = settled_keys.job_type
-        AND j.concurrency_key = settled_keys.concurrency_key
+      WHERE j.status = 'pending' AND j.job_type = keys.job_type
+        AND j.concurrency_key = keys.concurrency_key
       ORDER BY j.id
       LIMIT 20000
       FOR UPDATE SKIP LOCKED
@@ -368,6 +465,16 @@ AS $function$
     FROM candidates
     WHERE jobs.id = candidates.id
     RETURNING jobs.*
+  ), started AS (
+    INSERT INTO "job_queue".job_rate_starts (job_type, rate_key, started_at, starts)
+    SELECT claimed.job_type,
+           CASE WHEN limits.rate_by_key THEN claimed.concurrency_key ELSE '' END,
+           COALESCE($4, clock_timestamp()), count(*)
+    FROM claimed JOIN limits ON limits.job_type = claimed.job_type
+    WHERE limits.rate_max IS NOT NULL
+      AND (NOT limits.rate_by_key OR claimed.concurrency_key IS NOT NULL)
+    GROUP BY 1, 2
+    RETURNING 1
   )
   SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC;
       ELSIF pg_catalog.cardinality(p_after_job_types) > 0 THEN

@@ -13,6 +13,7 @@ import { createJobScheduleTicksTableFor } from './1795939200008-CreateJobSchedul
 import { resumeClaimsAtCursorsFor } from './1795939200009-ResumeClaimsAtCursors';
 import { createJobEventsTableFor } from './1795939200010-CreateJobEventsTable';
 import { addConcurrencyLimitsFor } from './1795939200011-AddConcurrencyLimits';
+import { addRateLimitsFor } from './1795939200012-AddRateLimits';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -56,6 +57,7 @@ export function jobQueueMigrationsFor(
     resumeClaimsAtCursorsFor(schema),
     createJobEventsTableFor(schema),
     addConcurrencyLimitsFor(schema),
+    addRateLimitsFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

@@ -39,6 +39,10 @@ export class QueueSchema {
   readonly jobStats: string;
   /** Each job's event log, written with its transitions: `"job_queue".job_events`. */
   readonly jobEvents: string;
+  /** The starts each rate-limited type (or key) made, per claim: `"job_queue".job_rate_starts`. */
+  readonly jobRateStarts: string;
+  /** Keys at their rate limit whose jobs a claim set aside, and when they may start again. */
+  readonly jobRateBlocked: string;
   /** The claim function: `"job_queue".claim_job_batch`. */
   readonly claimJobBatch: string;
   /** The insert trigger's function: `"job_queue".jobs_notify_inserted`. */
@@ -73,6 +77,8 @@ export class QueueSchema {
     this.jobScheduleTicks = `${this.quoted}.job_schedule_ticks`;
     this.jobStats = `${this.quoted}.job_stats`;
     this.jobEvents = `${this.quoted}.job_events`;
+    this.jobRateStarts = `${this.quoted}.job_rate_starts`;
+    this.jobRateBlocked = `${this.quoted}.job_rate_blocked`;
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.releaseKeySlot = `${this.quoted}.jobs_release_key_slot`;

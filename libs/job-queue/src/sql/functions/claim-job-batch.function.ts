@@ -167,6 +167,56 @@ export function replaceClaimJobBatchV3(
     CREATE OR REPLACE FUNCTION ${claimJobBatchDefinitionV3(schema, fromHeads, afterCursors, limited)}`;
 }
 
+/*
+ * The second signature's body since AddRateLimits (1795939200012): V3's, where a rate limit
+ * (`job_types.rate_max`) also makes a type limited, and where a call with a limited type runs
+ * `release` (the expired starts and the opened keys, `releaseRateBlockedKeys`) before `limited`,
+ * each statement with a snapshot that sees the one before.
+ */
+const claimJobBatchDefinitionV4 = (
+  schema: QueueSchema,
+  fromHeads: string,
+  afterCursors: string,
+  release: string,
+  limited: string,
+): string =>
+  definitionOf(
+    schema,
+    SECOND_PARAMETERS,
+    SECOND_SETTINGS,
+    `
+      PERFORM pg_catalog.pg_advisory_xact_lock(${schema.claimLockClass}, pg_catalog.hashtext(t.job_type))
+      FROM (SELECT lt.job_type FROM ${schema.jobTypes} lt
+            WHERE lt.job_type = ANY (p_job_types)
+              AND (lt.concurrency_per_key IS NOT NULL OR lt.global_concurrency IS NOT NULL
+                   OR lt.rate_max IS NOT NULL)
+            ORDER BY lt.job_type) AS t;
+      GET DIAGNOSTICS limited_types = ROW_COUNT;
+      IF limited_types > 0 THEN${release}
+        RETURN QUERY ${limited};
+      ELSIF pg_catalog.cardinality(p_after_job_types) > 0 THEN
+        RETURN QUERY ${afterCursors};
+      ELSE
+        RETURN QUERY ${fromHeads};
+      END IF;`,
+    `
+    DECLARE
+      limited_types bigint;
+      released_jobs bigint;`,
+  );
+
+/** Replaces the second signature's body with V4's (same signature, settings and grants). */
+export function replaceClaimJobBatchV4(
+  schema: QueueSchema,
+  fromHeads: string,
+  afterCursors: string,
+  release: string,
+  limited: string,
+): string {
+  return `
+    CREATE OR REPLACE FUNCTION ${claimJobBatchDefinitionV4(schema, fromHeads, afterCursors, release, limited)}`;
+}
+
 /** Replaces the second signature's body with V2's, as ResumeClaimsAtCursors installed it. */
 export function replaceClaimJobBatchV2(
   schema: QueueSchema,

@@ -69,8 +69,8 @@ const candidatesFromTheHead = (schema: QueueSchema): string => `  ), candidates 
     WHERE takes.take > 0
 `;
 
-/** The UPDATE of the candidates and the result, best first. */
-export const claimCandidates = (schema: QueueSchema): string => `  ), claimed AS (
+/** The UPDATE of the candidates, as the CTE `claimed`, open for the parts after it. */
+export const claimedUpdate = (schema: QueueSchema): string => `  ), claimed AS (
     UPDATE ${schema.jobs} AS jobs SET
       status = CASE WHEN $5 THEN 'running' ELSE 'claimed' END,
       started_at = CASE WHEN $5 THEN COALESCE($4, now()) ELSE jobs.started_at END,
@@ -87,8 +87,15 @@ export const claimCandidates = (schema: QueueSchema): string => `  ), claimed AS
     FROM candidates
     WHERE jobs.id = candidates.id
     RETURNING jobs.*
-  )
+`;
+
+/** The claimed rows, best first: the end of every version's statement. */
+export const CLAIMED_RESULT = `  )
   SELECT * FROM claimed ORDER BY priority DESC, created_at ASC, id ASC`;
+
+/** The UPDATE of the candidates and the result, best first. */
+export const claimCandidates = (schema: QueueSchema): string =>
+  claimedUpdate(schema) + CLAIMED_RESULT;
 
 /**
  * From the grouping of the requested types to the end: per-type caps and policy, the heads, the

@@ -2,7 +2,7 @@ import { DEFAULT_SCHEMA } from '../../job-queue.constants';
 import { queueSchema } from '../queue-schema';
 import { claimJobBatchQueryV2 } from './claim-job-batch.v2';
 import { claimJobBatchQueryV3 } from './claim-job-batch.v3';
-import { claimJobBatchQueryV4 } from './claim-job-batch.v4';
+import { claimJobBatchQueryV5 } from './claim-job-batch.v5';
 import { pruneJobsQueryV1 } from './prune-jobs.v1';
 
 /*
@@ -12,10 +12,10 @@ import { pruneJobsQueryV1 } from './prune-jobs.v1';
  * the migrated database). Everything else the migrations install, with every function's
  * settings and grants, is in libs/job-queue/schema.sql.
  *
- * - claim_job_batch: `claimJobBatchQueryV4` when a requested type has a concurrency limit
- *   (AddConcurrencyLimits, 1795939200011); else `claimJobBatchQueryV3` when the call passes
+ * - claim_job_batch: `claimJobBatchQueryV5` when a requested type has a concurrency or a rate
+ *   limit (AddRateLimits, 1795939200012, after `releaseRateBlockedKeys`); else `claimJobBatchQueryV3` when the call passes
  *   cursors, `claimJobBatchQueryV2` when it passes none (ResumeClaimsAtCursors, 1795939200009),
- *   inside the second signature's V3 body in claim-job-batch.function.ts.
+ *   inside the second signature's V4 body in claim-job-batch.function.ts.
  * - prune_jobs: `pruneJobsQueryV1` (AddJobRetention, 1795939200003), with the join settings
  *   PinPrunePlan (1795939200007) added.
  * - jobs_notify_inserted: `createJobsNotifyInsertedV1` (CreateJobsTable, 1795939200000).
@@ -24,8 +24,8 @@ import { pruneJobsQueryV1 } from './prune-jobs.v1';
 /** The statement `claim_job_batch` runs now for a call with cursors. */
 export const currentClaimJobBatchQuery = claimJobBatchQueryV3;
 
-/** The statement it runs when a requested type has a concurrency limit. */
-export const currentLimitedClaimQuery = claimJobBatchQueryV4;
+/** The statement it runs when a requested type has a concurrency or a rate limit. */
+export const currentLimitedClaimQuery = claimJobBatchQueryV5;
 
 /** The statement it runs for a call without cursors (a claim from the heads). */
 export const currentClaimFromHeadsQuery = claimJobBatchQueryV2;
