@@ -3,7 +3,8 @@
 // the 10 ready jobs grows: a million finished rows, a million jobs of the same type due tomorrow,
 // a million ready jobs of another type, or ten types claimed at once, each with a backlog; and for
 // a type with a per-key concurrency limit, 10,000 keys, or one key at its limit with a million
-// jobs behind it.
+// jobs behind it; a rate-limited type at its limit with a million jobs waiting, claimed beside
+// the 10.
 //
 // Every call runs in a transaction that is rolled back, so each one claims the same 10 jobs from
 // the same table. Each case has two databases: the case's, and a baseline holding nothing but
@@ -27,6 +28,24 @@ const KEYED_TYPE = 'bench.keyed';
 const KEYS = 10_000;
 /** The keyed type's limit per key (`job_types.concurrency_per_key`). */
 const PER_KEY = 2;
+
+const RATED_TYPE = 'bench.rated';
+
+/**
+ * The rated type's rate limit (one start an hour), as a worker with `rateLimit` stores it, and
+ * that one start made a minute ago: its window is full for the whole run.
+ */
+async function fillRateWindow(client) {
+  await client.query(
+    `INSERT INTO ${qualified('job_types')} (job_type, rate_max, rate_per_ms) VALUES ($1, 1, 3600000)`,
+    [RATED_TYPE],
+  );
+  await client.query(
+    `INSERT INTO ${qualified('job_rate_starts')} (job_type, rate_key, started_at, starts)
+     VALUES ($1, '', now() - interval '1 minute', 1)`,
+    [RATED_TYPE],
+  );
+}
 
 /** The keyed type's per-key limit, as a worker with `concurrencyPerKey` stores it at boot. */
 const setPerKeyLimit = (client) =>
@@ -248,6 +267,24 @@ const CASES = [
         await insertReadyKeyed(client, BATCH);
       },
       types: [KEYED_TYPE],
+    },
+  },
+  {
+    key: 'rate-limited',
+    label: (cfg) =>
+      `beside a rate-limited type at its limit with ${millions(cfg)} jobs waiting (both claimed)`,
+    types: [TYPE, RATED_TYPE],
+    fill: async (client, rows) => {
+      await fillRateWindow(client);
+      await insertSeries(client, rows, 'job_type, data', `$2, jsonb_build_object('i', g)`, [
+        RATED_TYPE,
+      ]);
+      await insertReady(client, TYPE, BATCH);
+    },
+    // Also timed against the same two-type claim with the rated type's window full and nothing behind.
+    reference: {
+      fill: (client) => fillRateWindow(client),
+      types: [TYPE, RATED_TYPE],
     },
   },
 ];

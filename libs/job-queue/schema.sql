@@ -197,7 +197,7 @@ AS $function$
       IF limited_types > 0 THEN
       DELETE FROM "job_queue".job_rate_starts s USING "job_queue".job_types lt
       WHERE lt.job_type = ANY (p_job_types) AND lt.rate_max IS NOT NULL
-        AND s.job_type = lt.job_type AND s.started_at <= COALESCE($4, clock_timestamp()) - ((lt.rate_per_ms + 20) * interval '1 millisecond');
+        AND s.job_type = lt.job_type AND s.started_at <= COALESCE($4, clock_timestamp()) - ((lt.rate_per_ms + 50) * interval '1 millisecond');
       WITH opened AS (
         SELECT b.job_type, b.rate_key, lt.rate_max
         FROM "job_queue".job_rate_blocked b LEFT JOIN "job_queue".job_types lt ON lt.job_type = b.job_type
@@ -272,7 +272,7 @@ AS $function$
     SELECT types.job_type, lt.concurrency_per_key AS per_key,
            COALESCE(lt.ordered_keys, false) AS ordered,
            lt.rate_max, COALESCE(lt.rate_by_key, false) AS rate_by_key,
-           COALESCE($4, clock_timestamp()) - ((COALESCE(lt.rate_per_ms, 0) + 20) * interval '1 millisecond') AS window_start,
+           COALESCE($4, clock_timestamp()) - ((COALESCE(lt.rate_per_ms, 0) + 50) * interval '1 millisecond') AS window_start,
            (lt.concurrency_per_key IS NOT NULL OR COALESCE(lt.rate_by_key, false)) AS keyed,
            CASE WHEN lt.global_concurrency IS NULL THEN types.cap
                 ELSE LEAST(types.cap, GREATEST(0, lt.global_concurrency - (

@@ -3,6 +3,9 @@ export const OUTGOING_EMAIL_JOB = 'email.send';
 /** Each tenant's mail server takes this many connections from us at once. */
 export const EMAILS_PER_TENANT = 2;
 
+/** And accepts at most this many messages a minute from us per tenant (its provider's quota). */
+export const EMAILS_PER_TENANT_PER_MINUTE = 100;
+
 export interface OutgoingEmail {
   tenantId: string;
   to: string;

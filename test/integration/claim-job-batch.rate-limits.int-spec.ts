@@ -9,7 +9,7 @@ interface RateLimit {
 
 /**
  * `claim_job_batch` with the rate limits of `job_types`: at most `rate_max` starts in any window
- * of `rate_per_ms` (plus the 20 ms margin), per type or per key, on the clock the call passes
+ * of `rate_per_ms` (plus the 50 ms margin), per type or per key, on the clock the call passes
  * (`p_now`), so each window's edge is exact. Each test starts from an empty queue.
  */
 describe('claim_job_batch: rate limits', () => {
@@ -41,8 +41,8 @@ describe('claim_job_batch: rate limits', () => {
     return rows.map((row) => Number(row.id));
   }
 
-  const keysOf = (rows: Array<{ concurrency_key?: string | null }>) =>
-    rows.map((row) => row.concurrency_key ?? null).sort();
+  const keysOf = (rows: object[]) =>
+    rows.map((row) => (row as { concurrency_key: string | null }).concurrency_key).sort();
 
   it('per type: at most max in a window; the next window opens perMs (and the margin) after the first start', async () => {
     await setRate('api', { max: 3, perMs: 1000 });
@@ -50,8 +50,8 @@ describe('claim_job_batch: rate limits', () => {
 
     expect(idsOf(await claim(db.client, 'w', ['api'], 10, at(0)))).toEqual(ids.slice(0, 3));
     expect(await claim(db.client, 'w', ['api'], 10, at(500))).toEqual([]);
-    expect(await claim(db.client, 'w', ['api'], 10, at(1019))).toEqual([]);
-    expect(idsOf(await claim(db.client, 'w', ['api'], 10, at(1021)))).toEqual(ids.slice(3, 6));
+    expect(await claim(db.client, 'w', ['api'], 10, at(1049))).toEqual([]);
+    expect(idsOf(await claim(db.client, 'w', ['api'], 10, at(1051)))).toEqual(ids.slice(3, 6));
     // Nothing failed or spent an attempt by waiting.
     expect(await countByStatus(db.client)).toEqual({ claimed: 6, pending: 4 });
     const { rows } = await db.client.query(
@@ -66,20 +66,22 @@ describe('claim_job_batch: rate limits', () => {
     expect(await claim(db.client, 'w', ['api'], 1, at(0))).toHaveLength(1);
     expect(await claim(db.client, 'w', ['api'], 5, at(400))).toHaveLength(1);
     expect(await claim(db.client, 'w', ['api'], 5, at(1000))).toHaveLength(0);
-    expect(await claim(db.client, 'w', ['api'], 5, at(1030))).toHaveLength(1);
+    expect(await claim(db.client, 'w', ['api'], 5, at(1060))).toHaveLength(1);
     expect(await claim(db.client, 'w', ['api'], 5, at(1200))).toHaveLength(0);
-    expect(await claim(db.client, 'w', ['api'], 5, at(1430))).toHaveLength(1);
+    expect(await claim(db.client, 'w', ['api'], 5, at(1460))).toHaveLength(1);
   });
 
   it('a type at its limit leaves the batch to the other requested types', async () => {
     await setRate('api', { max: 1, perMs: 60_000 });
     await insertJobs('api', [null, null, null]);
     await insertJobs('other', [null, null, null]);
-    expect((await claim(db.client, 'w', ['api', 'other'], 4, at(0))).map((r) => r.job_type).sort())
-      .toEqual(['api', 'other', 'other', 'other']);
+    expect(
+      (await claim(db.client, 'w', ['api', 'other'], 4, at(0))).map((r) => r.job_type).sort(),
+    ).toEqual(['api', 'other', 'other', 'other']);
     await insertJobs('other', [null, null]);
-    expect((await claim(db.client, 'w', ['api', 'other'], 4, at(10))).map((r) => r.job_type))
-      .toEqual(['other', 'other']);
+    expect(
+      (await claim(db.client, 'w', ['api', 'other'], 4, at(10))).map((r) => r.job_type),
+    ).toEqual(['other', 'other']);
   });
 
   it('per key: each key has its own window; unkeyed jobs are not limited by it', async () => {
@@ -96,11 +98,11 @@ describe('claim_job_batch: rate limits', () => {
       `SELECT rate_key, opens_at FROM job_queue.job_rate_blocked ORDER BY rate_key`,
     );
     expect(blocked.rows.map((r) => [r.rate_key, r.opens_at.toISOString()])).toEqual([
-      ['a', at(1020)],
-      ['b', at(1020)],
+      ['a', at(1050)],
+      ['b', at(1050)],
     ]);
-    expect(await claim(db.client, 'w', ['mail'], 10, at(1010))).toEqual([]);
-    expect(keysOf(await claim(db.client, 'w', ['mail'], 10, at(1021)))).toEqual(['a', 'b']);
+    expect(await claim(db.client, 'w', ['mail'], 10, at(1040))).toEqual([]);
+    expect(keysOf(await claim(db.client, 'w', ['mail'], 10, at(1051)))).toEqual(['a', 'b']);
     expect((await db.client.query(`SELECT * FROM job_queue.job_rate_blocked`)).rows).toEqual([]);
   });
 
@@ -116,7 +118,7 @@ describe('claim_job_batch: rate limits', () => {
     expect(keysOf(next)).toEqual(['x', 'y']);
     expect(await countByStatus(db.client)).toEqual({ claimed: 4, waiting: 198 });
     // Its window opens: two of its waiting jobs come back and start, the rest wait.
-    expect(keysOf(await claim(db.client, 'w', ['mail'], 5, at(1021)))).toEqual(['busy', 'busy']);
+    expect(keysOf(await claim(db.client, 'w', ['mail'], 5, at(1051)))).toEqual(['busy', 'busy']);
     expect(await countByStatus(db.client)).toEqual({ claimed: 6, waiting: 196 });
   });
 
@@ -129,12 +131,14 @@ describe('claim_job_batch: rate limits', () => {
     await db.client.query(`UPDATE job_queue.jobs SET status = 'completed' WHERE id = $1`, [ids[1]]);
     // A slot is free, but the key's window holds two starts.
     expect(await claim(db.client, 'w', ['mail'], 5, at(20))).toEqual([]);
-    expect(idsOf(await claim(db.client, 'w', ['mail'], 5, at(1025)))).toEqual([ids[2]]);
+    expect(idsOf(await claim(db.client, 'w', ['mail'], 5, at(1055)))).toEqual([ids[2]]);
   });
 
   it('a paused rate-limited type takes nothing and records no start', async () => {
     await setRate('api', { max: 5, perMs: 1000 });
-    await db.client.query(`UPDATE job_queue.job_types SET paused_at = now() WHERE job_type = 'api'`);
+    await db.client.query(
+      `UPDATE job_queue.job_types SET paused_at = now() WHERE job_type = 'api'`,
+    );
     await insertJobs('api', [null, null]);
     expect(await claim(db.client, 'w', ['api'], 5, at(0))).toEqual([]);
     expect((await db.client.query(`SELECT * FROM job_queue.job_rate_starts`)).rows).toEqual([]);

@@ -10,6 +10,7 @@ const NONE: ResolvedConcurrencyLimits = {
   concurrencyPerKey: null,
   globalConcurrency: null,
   ordered: false,
+  rateLimit: null,
 };
 
 describe('storeConcurrencyLimits', () => {
@@ -110,6 +111,34 @@ describe('storeConcurrencyLimits', () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it('stores rate limits with the others, and a change of one alone is written', async () => {
+    const rateLimit = { max: 20, perMs: 1000, byKey: false };
+    expect(await store({ r: { rateLimit } })).toEqual([
+      { jobType: 'r', previous: null, current: { ...NONE, rateLimit }, releasedWaiting: 0 },
+    ]);
+    expect(await sql(`SELECT rate_max, rate_per_ms, rate_by_key FROM job_queue.job_types`)).toEqual(
+      [{ rate_max: 20, rate_per_ms: 1000, rate_by_key: false }],
+    );
+    expect(await store({ r: { rateLimit } })).toEqual([]);
+    const perKey = { max: 20, perMs: 1000, byKey: true };
+    expect(await store({ r: { rateLimit: perKey } })).toEqual([
+      {
+        jobType: 'r',
+        previous: { ...NONE, rateLimit },
+        current: { ...NONE, rateLimit: perKey },
+        releasedWaiting: 0,
+      },
+    ]);
+  });
+
+  it('moves the waiting jobs of a type whose per-key rate limit it removes', async () => {
+    await store({ r: { rateLimit: { max: 5, perMs: 1000, byKey: true } } });
+    const id = await waitingJob('r');
+    const [change] = await store({ r: { rateLimit: { max: 5, perMs: 1000, byKey: false } } });
+    expect(change).toMatchObject({ jobType: 'r', releasedWaiting: 1 });
+    expect(await statusOf(id)).toBe('pending');
   });
 
   it('moves the jobs a claim still in flight with the old limit sets aside, once it commits', async () => {

@@ -24,6 +24,7 @@ describe('@JobHandler concurrency limits', () => {
       concurrencyPerKey: null,
       globalConcurrency: null,
       ordered: false,
+      rateLimit: null,
     });
   });
 
@@ -32,16 +33,19 @@ describe('@JobHandler concurrency limits', () => {
       concurrencyPerKey: 3,
       globalConcurrency: 20,
       ordered: false,
+      rateLimit: null,
     });
     expect(limitsOf({ concurrencyPerKey: 1, ordered: true })).toEqual({
       concurrencyPerKey: 1,
       globalConcurrency: null,
       ordered: true,
+      rateLimit: null,
     });
     expect(limitsOf({ globalConcurrency: 1, ordered: false })).toEqual({
       concurrencyPerKey: null,
       globalConcurrency: 1,
       ordered: false,
+      rateLimit: null,
     });
   });
 
@@ -84,5 +88,50 @@ describe('@JobHandler concurrency limits', () => {
     expect(error.message).toContain(WHERE);
     expect(error.message).toContain('only with concurrencyPerKey: 1');
     expect(error.message).toContain(said);
+  });
+});
+
+describe('@JobHandler rateLimit', () => {
+  it('keeps max and perMs, byKey false unless given', () => {
+    expect(limitsOf({ rateLimit: { max: 20, perMs: 1000 } }).rateLimit).toEqual({
+      max: 20,
+      perMs: 1000,
+      byKey: false,
+    });
+    expect(limitsOf({ rateLimit: { max: 1, perMs: 1, byKey: true } }).rateLimit).toEqual({
+      max: 1,
+      perMs: 1,
+      byKey: true,
+    });
+  });
+
+  it.each([
+    ['max', { max: 0, perMs: 1000 }, 0, 'an integer from 1 to 2147483647'],
+    ['max', { max: 1.5, perMs: 1000 }, 1.5, 'an integer from 1 to 2147483647'],
+    ['max', { perMs: 1000 }, undefined, 'an integer from 1 to 2147483647'],
+    ['max', { max: 2 ** 31, perMs: 1000 }, 2 ** 31, 'an integer from 1 to 2147483647'],
+    ['perMs', { max: 5, perMs: -1 }, -1, 'an integer from 1 to 2147483647'],
+    ['perMs', { max: 5, perMs: '1000' }, '1000', 'an integer from 1 to 2147483647'],
+    ['byKey', { max: 5, perMs: 1000, byKey: 'yes' }, 'yes', 'true or false'],
+  ])(
+    'refuses rateLimit.%s in %p, naming the handler, the field and the value',
+    (field, rateLimit, value, expected) => {
+      const error = refusal({ rateLimit });
+      expect(error.option).toBe(`${WHERE}: rateLimit.${field}`);
+      expect(error.value).toBe(value);
+      expect(error.message).toContain(WHERE);
+      expect(error.message).toContain(expected);
+    },
+  );
+
+  it.each([[null], [20], ['20/s'], [[20, 1000]]])('refuses rateLimit %p: an object', (value) => {
+    const error = refusal({ rateLimit: value });
+    expect(error.option).toBe(`${WHERE}: rateLimit`);
+    expect(error.message).toContain('an object { max, perMs, byKey? }');
+  });
+
+  it('refuses an unknown key of rateLimit, naming it', () => {
+    const error = refusal({ rateLimit: { max: 5, perMs: 1000, perKey: true } });
+    expect(error.message).toContain('rateLimit.perKey');
   });
 });

@@ -58,7 +58,7 @@ const SHIPPED: Record<string, string> = {
   'AddConcurrencyLimits1795939200011 down':
     '7d6b7896428ec2be1f5b80687d95b643794f1ce7b65a9b9ba2c06a0536cc858a',
   'AddRateLimits1795939200012 up':
-    '21f8d713ecb201e0bf43dd982381e91ace8815fdfa26b5a88e862ca9d35297b5',
+    'e27ee5388a572dccb8ec7ffa96f9a683b071bc6bba50ec1555799462cf4f736d',
   'AddRateLimits1795939200012 down':
     'e7c365e4a9048c5ff5ce66c3785a2ba6c1eddeef371aef3123ae970bb710c7ec',
 };

@@ -2,6 +2,7 @@ import { JobHandlerOptions } from '../interfaces/job-handler-options.interface';
 import { resolveBackoff } from '../options/backoff.option';
 import { HANDLER_OPTIONS } from '../options/handler-options.table';
 import { ResolvedConcurrencyLimits, ResolvedJobQueueOptions } from '../options/resolved-options';
+import { resolveRateLimit } from '../options/rate-limit.option';
 import { resolveRetention } from '../options/retention.option';
 import {
   CATCH_UP_VALUES,
@@ -45,7 +46,7 @@ export function resolveHandlerOptions(
 }
 
 /**
- * `concurrencyPerKey`, `globalConcurrency`, `ordered`: refused here rather than by the CHECK of
+ * `concurrencyPerKey`, `globalConcurrency`, `ordered`, `rateLimit`: refused here rather than by the CHECK of
  * `job_types` when the worker stores them, so the error names the handler.
  */
 function resolveConcurrencyLimits(
@@ -68,7 +69,12 @@ function resolveConcurrencyLimits(
         `concurrencyPerKey is ${concurrencyPerKey ?? 'not set'}`,
     );
   }
-  return { concurrencyPerKey, globalConcurrency: limit('globalConcurrency'), ordered };
+  return {
+    concurrencyPerKey,
+    globalConcurrency: limit('globalConcurrency'),
+    ordered,
+    rateLimit: resolveRateLimit(`${where}: rateLimit`, options.rateLimit),
+  };
 }
 
 /** `cron`, `timezone`, `catchUp`: checked with the parser the schedule fires by. */

@@ -52,8 +52,9 @@ export class JobHandlerRegistry {
   }
 
   /**
-   * Whether this node's handler limits the type across nodes (`concurrencyPerKey`,
-   * `globalConcurrency`): its slots free up in the database, as its outcomes land.
+   * Whether this node's handler limits the type's concurrency across nodes
+   * (`concurrencyPerKey`, `globalConcurrency`): its slots free up in the database, as its
+   * outcomes land.
    */
   limitedAcrossNodes(jobType: string): boolean {
     const limits = this.handlers.get(jobType)?.options.limits;
@@ -61,6 +62,11 @@ export class JobHandlerRegistry {
       limits !== undefined &&
       (limits.concurrencyPerKey !== null || limits.globalConcurrency !== null)
     );
+  }
+
+  /** Whether this node's handler gives the type a `rateLimit`. */
+  rateLimited(jobType: string): boolean {
+    return Boolean(this.handlers.get(jobType)?.options.limits.rateLimit);
   }
 
   all(): RegisteredJobHandler[] {

@@ -1,5 +1,6 @@
 import { BackoffOptions } from './backoff-options.interface';
 import { CatchUp } from './schedule-options.interface';
+import { RateLimitOptions } from './rate-limit-options.interface';
 import { RetentionOptions } from './retention-options.interface';
 
 /** Options of `@JobHandler(type, options)`; each overrides the module's default. @publicApi */
@@ -29,6 +30,13 @@ export interface JobHandlerOptions {
    * Default: `false`.
    */
   ordered?: boolean;
+  /**
+   * At most `max` of the type's jobs start in any window of `perMs` ms, across every node (per
+   * `concurrencyKey` with `byKey`), on the database's clock. Jobs over the limit wait without
+   * failing or spending an attempt, and are never held ahead of a free slot. Stored with the
+   * type like the concurrency limits. Default: no rate limit.
+   */
+  rateLimit?: RateLimitOptions;
   /**
    * Attempts before a job of this type fails for good; a job's own `maxAttempts` wins. Written
    * into the job's row by its first claim, with `backoff`: every node then applies the row's.

@@ -6,10 +6,7 @@ import {
 import { claimJobBatchQueryV2 } from '../sql/functions/claim-job-batch.v2';
 import { claimJobBatchQueryV3 } from '../sql/functions/claim-job-batch.v3';
 import { claimJobBatchQueryV4 } from '../sql/functions/claim-job-batch.v4';
-import {
-  claimJobBatchQueryV5,
-  releaseRateBlockedKeys,
-} from '../sql/functions/claim-job-batch.v5';
+import { claimJobBatchQueryV5, releaseRateBlockedKeys } from '../sql/functions/claim-job-batch.v5';
 import { QueueSchema } from '../sql/queue-schema';
 import { MigrationClass, schemaMigration } from './schema-migration';
 

@@ -16,6 +16,7 @@ export const HANDLER_OPTIONS = {
   concurrencyPerKey: { defaultText: 'no limit per key', min: 1 },
   globalConcurrency: { defaultText: 'no limit across nodes', min: 1 },
   ordered: { defaultText: '`false`' },
+  rateLimit: { defaultText: 'no rate limit' },
   maxAttempts: { defaultText: "the module's `defaultMaxAttempts`", min: 1 },
   timeoutMs: { defaultText: 'none', min: 1 },
   backoff: { defaultText: "the module's `backoff`" },

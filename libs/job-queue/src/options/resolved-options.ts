@@ -23,6 +23,14 @@ export interface ResolvedConcurrencyLimits {
   globalConcurrency: number | null;
   /** Only with `concurrencyPerKey` 1 (checked at boot, and by the table's CHECK). */
   ordered: boolean;
+  rateLimit: ResolvedRateLimit | null;
+}
+
+/** `max` starts in any window of `perMs`, for the type or (`byKey`) per concurrency key. */
+export interface ResolvedRateLimit {
+  max: number;
+  perMs: number;
+  byKey: boolean;
 }
 
 export interface ResolvedWorkerOptions {

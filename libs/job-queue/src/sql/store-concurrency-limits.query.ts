@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ResolvedConcurrencyLimits } from '../options/resolved-options';
+import { ResolvedConcurrencyLimits, ResolvedRateLimit } from '../options/resolved-options';
 import { Queryable, queryRows } from './queryable';
 import { PENDING_AGAIN_PAYLOAD, QueueSchema, queueSchema } from './queue-schema';
 
@@ -14,7 +14,7 @@ export interface ConcurrencyLimitsChange {
   /** What `job_types` held before; `null`: no limits were ever stored for the type. */
   previous: ResolvedConcurrencyLimits | null;
   current: ResolvedConcurrencyLimits;
-  /** The type's `waiting` jobs moved back to `pending` (its per-key limit was removed). */
+  /** The type's `waiting` jobs moved back to `pending` (its per-key limits were removed). */
   releasedWaiting: number;
 }
 
@@ -25,43 +25,59 @@ export interface ConcurrencyLimitsChange {
 // another boot inserts meanwhile is not in `old`: the upsert's own WHERE decides on it.
 const STORE_CONCURRENCY_LIMITS = (schema: QueueSchema): string => `
   WITH given AS (
-    SELECT g.job_type, g.per_key, g.global_limit, g.ordered
+    SELECT g.job_type, g.per_key, g.global_limit, g.ordered, g.rate_max, g.rate_per_ms,
+           g.rate_by_key
     FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::integer[]),
-                    pg_catalog.unnest($3::integer[]), pg_catalog.unnest($4::boolean[]))
-      AS g(job_type, per_key, global_limit, ordered)
+                    pg_catalog.unnest($3::integer[]), pg_catalog.unnest($4::boolean[]),
+                    pg_catalog.unnest($5::integer[]), pg_catalog.unnest($6::integer[]),
+                    pg_catalog.unnest($7::boolean[]))
+      AS g(job_type, per_key, global_limit, ordered, rate_max, rate_per_ms, rate_by_key)
   ), old AS (
     SELECT t.job_type, t.concurrency_per_key, t.global_concurrency, t.ordered_keys,
-           t.limits_updated_at
+           t.rate_max, t.rate_per_ms, t.rate_by_key, t.limits_updated_at
     FROM ${schema.jobTypes} t
     WHERE t.job_type = ANY ($1::text[])
     ORDER BY t.job_type
     FOR UPDATE
   ), stored AS (
     INSERT INTO ${schema.jobTypes} AS t
-      (job_type, concurrency_per_key, global_concurrency, ordered_keys, limits_updated_at)
-    SELECT g.job_type, g.per_key, g.global_limit, g.ordered, pg_catalog.now()
+      (job_type, concurrency_per_key, global_concurrency, ordered_keys, rate_max, rate_per_ms,
+       rate_by_key, limits_updated_at)
+    SELECT g.job_type, g.per_key, g.global_limit, g.ordered, g.rate_max, g.rate_per_ms,
+           g.rate_by_key, pg_catalog.now()
     FROM given g LEFT JOIN old o ON o.job_type = g.job_type
     WHERE o.limits_updated_at IS NULL
        OR o.concurrency_per_key IS DISTINCT FROM g.per_key
        OR o.global_concurrency IS DISTINCT FROM g.global_limit
        OR o.ordered_keys IS DISTINCT FROM g.ordered
+       OR o.rate_max IS DISTINCT FROM g.rate_max
+       OR o.rate_per_ms IS DISTINCT FROM g.rate_per_ms
+       OR o.rate_by_key IS DISTINCT FROM g.rate_by_key
     ON CONFLICT (job_type) DO UPDATE SET
       concurrency_per_key = EXCLUDED.concurrency_per_key,
       global_concurrency = EXCLUDED.global_concurrency,
       ordered_keys = EXCLUDED.ordered_keys,
+      rate_max = EXCLUDED.rate_max,
+      rate_per_ms = EXCLUDED.rate_per_ms,
+      rate_by_key = EXCLUDED.rate_by_key,
       limits_updated_at = EXCLUDED.limits_updated_at,
       updated_at = pg_catalog.now()
     WHERE t.limits_updated_at IS NULL
        OR t.concurrency_per_key IS DISTINCT FROM EXCLUDED.concurrency_per_key
        OR t.global_concurrency IS DISTINCT FROM EXCLUDED.global_concurrency
        OR t.ordered_keys IS DISTINCT FROM EXCLUDED.ordered_keys
-    RETURNING t.job_type, t.concurrency_per_key, t.global_concurrency, t.ordered_keys
+       OR t.rate_max IS DISTINCT FROM EXCLUDED.rate_max
+       OR t.rate_per_ms IS DISTINCT FROM EXCLUDED.rate_per_ms
+       OR t.rate_by_key IS DISTINCT FROM EXCLUDED.rate_by_key
+    RETURNING t.job_type, t.concurrency_per_key, t.global_concurrency, t.ordered_keys,
+              t.rate_max, t.rate_per_ms, t.rate_by_key
   )
   SELECT s.job_type, o.limits_updated_at IS NOT NULL AS was_stored,
          o.concurrency_per_key AS old_per_key, o.global_concurrency AS old_global_limit,
-         o.ordered_keys AS old_ordered,
+         o.ordered_keys AS old_ordered, o.rate_max AS old_rate_max,
+         o.rate_per_ms AS old_rate_per_ms, o.rate_by_key AS old_rate_by_key,
          s.concurrency_per_key AS per_key, s.global_concurrency AS global_limit,
-         s.ordered_keys AS ordered
+         s.ordered_keys AS ordered, s.rate_max, s.rate_per_ms, s.rate_by_key
   FROM stored s LEFT JOIN old o ON o.job_type = s.job_type
   ORDER BY s.job_type`;
 
@@ -92,9 +108,15 @@ interface StoredLimitsRow {
   old_per_key: number | null;
   old_global_limit: number | null;
   old_ordered: boolean | null;
+  old_rate_max: number | null;
+  old_rate_per_ms: number | null;
+  old_rate_by_key: boolean | null;
   per_key: number | null;
   global_limit: number | null;
   ordered: boolean;
+  rate_max: number | null;
+  rate_per_ms: number | null;
+  rate_by_key: boolean;
 }
 
 /**
@@ -103,7 +125,8 @@ interface StoredLimitsRow {
  * limits. Returns the types whose row it wrote (their limits differed, or none were stored yet),
  * with what the row held before.
  *
- * A type whose `concurrency_per_key` is removed has its `waiting` jobs moved back to `pending` in
+ * A type that loses its last per-key limit (`concurrency_per_key`, or a rate limit `rate_by_key`)
+ * has its `waiting` jobs moved back to `pending` in
  * the same transaction: the trigger that moves a key's waiting jobs back does nothing for a type
  * without a per-key limit, so nothing else would. It first takes the claims' lock of those
  * types: a claim that read the old limit and is setting jobs aside commits before the move, and
@@ -127,12 +150,15 @@ export async function storeConcurrencyLimits(
         types.map((t) => t.limits.concurrencyPerKey),
         types.map((t) => t.limits.globalConcurrency),
         types.map((t) => t.limits.ordered),
+        types.map((t) => t.limits.rateLimit?.max ?? null),
+        types.map((t) => t.limits.rateLimit?.perMs ?? null),
+        types.map((t) => t.limits.rateLimit?.byKey ?? false),
       ],
     );
     const changes = rows.map(toChange);
     const unlimited = changes
-      .filter((c) => c.previous && c.previous.concurrencyPerKey !== null)
-      .filter((c) => c.current.concurrencyPerKey === null)
+      .filter((c) => c.previous && setsJobsAside(c.previous))
+      .filter((c) => !setsJobsAside(c.current))
       .map((c) => c.jobType);
     if (unlimited.length > 0) {
       const released = await releaseWaitingJobs(manager, schema, unlimited);
@@ -156,6 +182,17 @@ async function releaseWaitingJobs(
   return new Map(rows.map((row) => [row.job_type, row.moved]));
 }
 
+/** Limits under which a claim sets a key's jobs aside as `waiting`: per-key ones. */
+const setsJobsAside = (limits: ResolvedConcurrencyLimits): boolean =>
+  limits.concurrencyPerKey !== null || limits.rateLimit?.byKey === true;
+
+const rateLimitOf = (
+  max: number | null,
+  perMs: number | null,
+  byKey: boolean | null,
+): ResolvedRateLimit | null =>
+  max === null || perMs === null ? null : { max, perMs, byKey: byKey === true };
+
 function toChange(row: StoredLimitsRow): ConcurrencyLimitsChange {
   return {
     jobType: row.job_type,
@@ -164,12 +201,14 @@ function toChange(row: StoredLimitsRow): ConcurrencyLimitsChange {
           concurrencyPerKey: row.old_per_key,
           globalConcurrency: row.old_global_limit,
           ordered: row.old_ordered === true,
+          rateLimit: rateLimitOf(row.old_rate_max, row.old_rate_per_ms, row.old_rate_by_key),
         }
       : null,
     current: {
       concurrencyPerKey: row.per_key,
       globalConcurrency: row.global_limit,
       ordered: row.ordered,
+      rateLimit: rateLimitOf(row.rate_max, row.rate_per_ms, row.rate_by_key),
     },
     releasedWaiting: 0,
   };

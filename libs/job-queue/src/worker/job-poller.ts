@@ -25,6 +25,7 @@ import { NotifyCooldown } from './notify-cooldown';
 import { JobTypePauses } from './job-type-pauses';
 import { databaseErrorText } from '../errors/database-error.util';
 import { ClaimCursors } from './claim-cursors';
+import { RateWindowWakeup } from './rate-window-wakeup';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
 type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
@@ -61,6 +62,11 @@ export class JobPoller {
   private claimPolicy: ClaimPolicy | undefined;
   /** Types at their own limit at the last poll: a slot of theirs freeing wakes the poller. */
   private typesAtLimit = new Set<string>();
+  /** Whether each type has a `rateLimit`, in `jobTypes` order: claimed only into free slots. */
+  private rateLimited: boolean[] = [];
+  /** The last poll had no free slot for a rate-limited type: any slot freeing wakes the poller. */
+  private rateWaitsForSlot = false;
+  private rateWindows: RateWindowWakeup | undefined;
 
   private stopped = true;
   private polling: Promise<void> | undefined;
@@ -100,6 +106,13 @@ export class JobPoller {
     this.jobTypes = jobTypes;
     const handlers = jobTypes.map((jobType) => this.registry.get(jobType)?.options);
     this.typeLimits = handlers.map((options) => options?.concurrency);
+    this.rateLimited = handlers.map((options) => Boolean(options?.limits.rateLimit));
+    this.rateWindows ??= new RateWindowWakeup(
+      this.dataSource,
+      this.options.schema,
+      this.worker.pollIntervalMs,
+      () => this.wake(),
+    );
     // The claim fixes each job's policy from its handler's options (module defaults included).
     const policies = handlers.map((options) => retryPolicyFor(options, this.options));
     this.claimPolicy = {
@@ -116,7 +129,7 @@ export class JobPoller {
       if (this.stopped) return;
       this.startPrefetched();
       if (this.prefetched.size > this.worker.prefetch / 2) return;
-      if (this.saturated || this.typesAtLimit.has(jobType)) this.wake();
+      if (this.saturated || this.rateWaitsForSlot || this.typesAtLimit.has(jobType)) this.wake();
     };
     this.interval ??= new ScheduledTask(
       this.schedulerRegistry,
@@ -141,6 +154,7 @@ export class JobPoller {
     this.retryTimer = undefined;
     clearTimeout(this.notifyTimer);
     this.notifyTimer = undefined;
+    this.rateWindows?.cancel();
     await this.interval?.stop();
     await this.polling;
     // Not started, and never will be: the worker hands them back with the rest it holds.
@@ -280,13 +294,20 @@ export class JobPoller {
       return undefined;
     }
     this.typesAtLimit = new Set();
+    // A rate-limited job is never held: it must start inside the window its claim counted it in.
+    const freeNow = Math.max(0, this.worker.concurrency - this.running.size - this.prefetched.size);
+    this.rateWaitsForSlot = false;
     const caps = this.jobTypes.map((jobType, i) => {
       const typeLimit = this.typeLimits[i];
-      if (typeLimit === undefined) return null;
-      const held = this.running.countOf(jobType) + this.prefetched.countOf(jobType);
-      const free = Math.max(0, typeLimit - held);
-      if (free === 0) this.typesAtLimit.add(jobType);
-      return free;
+      let free: number | null = null;
+      if (typeLimit !== undefined) {
+        const held = this.running.countOf(jobType) + this.prefetched.countOf(jobType);
+        free = Math.max(0, typeLimit - held);
+        if (free === 0) this.typesAtLimit.add(jobType);
+      }
+      if (!this.rateLimited[i]) return free;
+      if (freeNow === 0 && free !== 0) this.rateWaitsForSlot = true;
+      return Math.min(free ?? freeNow, freeNow);
     });
     if (this.typesAtLimit.size === this.jobTypes.length) {
       this.saturated = false;
@@ -313,6 +334,7 @@ export class JobPoller {
     }
     this.cursors.advance(claimed.ends);
     const { jobs } = claimed;
+    this.watchRateWindows(caps, jobs);
     // Best first: what has waited here longest starts first, then the new jobs in claim order.
     for (const job of jobs) this.prefetched.push(job, sentAt);
     this.startPrefetched();
@@ -362,6 +384,18 @@ export class JobPoller {
           'they return to the queue after staleAfterMs',
       );
     }
+  }
+
+  /**
+   * After a claim that took fewer rate-limited jobs than it had room for (a window may be full),
+   * has the poller woken when the next window of those types opens.
+   */
+  private watchRateWindows(caps: Array<number | null>, jobs: Job[]): void {
+    const rateTypes = this.jobTypes.filter((_, i) => this.rateLimited[i] && (caps[i] ?? 0) > 0);
+    if (rateTypes.length === 0) return;
+    const room = rateTypes.reduce((sum, t) => sum + (caps[this.jobTypes.indexOf(t)] ?? 0), 0);
+    const taken = jobs.filter((job) => rateTypes.includes(job.jobType)).length;
+    if (taken < room) void this.rateWindows?.afterClaim(rateTypes);
   }
 
   /** Jobs the next claim may take: the free slots (at most `batchSize`) plus prefetch room. */

@@ -50,6 +50,12 @@ function limitsText(limits: ResolvedConcurrencyLimits): string {
     limits.concurrencyPerKey === null ? [] : [`concurrencyPerKey: ${limits.concurrencyPerKey}`],
     limits.globalConcurrency === null ? [] : [`globalConcurrency: ${limits.globalConcurrency}`],
     limits.ordered ? ['ordered: true'] : [],
+    limits.rateLimit === null
+      ? []
+      : [
+          `rateLimit: {max: ${limits.rateLimit.max}, perMs: ${limits.rateLimit.perMs}` +
+            (limits.rateLimit.byKey ? ', byKey: true}' : '}'),
+        ],
   ].flat();
   return set.length === 0 ? 'none' : `{${set.join(', ')}}`;
 }
