@@ -26,6 +26,7 @@ const MEASUREMENTS = [
 const HELP = `npm run bench -- [options]
   --quick            ~1 minute smoke: small counts, 1 run, fewer peers
   --only=a,b         peers and/or measurements to run (names below)
+  --cases=a,b        of a measurement with cases (claim's keys, say), only these
   --reps=N           runs per measurement (default 3, quick 1)
   --no-analyze       do not ANALYZE the pre-enqueued backlog before processing (cold statistics)
   --cpu-prof         write .cpuprofile files of the worker processes to bench/profiles/
@@ -130,7 +131,7 @@ async function main() {
   await dropLeftovers();
 
   for (const m of selectedMeasurements) {
-    const units = m.cases ?? [m];
+    const units = m.cases?.filter((c) => !args.cases || args.cases.includes(c.key)) ?? [m];
     const metrics =
       m.metrics ?? cfg.rssAt.reduce((list, at) => [...list, `${at / 1000}k MB`], ['boot MB']);
     const entry = { name: m.name, title: m.title(cfg), metrics, extras: m.extras, rows: [] };

@@ -50,6 +50,7 @@ function parseArgs(argv) {
   const args = {
     quick: false,
     only: null,
+    cases: null,
     reps: null,
     cpuProf: false,
     list: false,
@@ -79,6 +80,12 @@ function parseArgs(argv) {
     else if (arg.startsWith('--only='))
       args.only = arg
         .slice(7)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    else if (arg.startsWith('--cases='))
+      args.cases = arg
+        .slice(8)
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);

@@ -14,6 +14,7 @@ export type {
 } from './interfaces/job-queue-options.interface';
 export type { BackoffOptions } from './interfaces/backoff-options.interface';
 export type { RetentionOptions } from './interfaces/retention-options.interface';
+export type { RateLimitOptions } from './interfaces/rate-limit-options.interface';
 export type { PruneOptions } from './interfaces/prune-options.interface';
 export type { JobEventsOptions } from './interfaces/job-events-options.interface';
 export { jobQueueMigrations, jobQueueMigrationsFor } from './migrations';

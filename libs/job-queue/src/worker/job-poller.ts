@@ -335,8 +335,17 @@ export class JobPoller {
     this.cursors.advance(claimed.ends);
     const { jobs } = claimed;
     this.watchRateWindows(caps, jobs);
-    // Best first: what has waited here longest starts first, then the new jobs in claim order.
-    for (const job of jobs) this.prefetched.push(job, sentAt);
+    // Best first: what has waited here longest starts first, then the new jobs in claim order,
+    // but for the rate-limited ones, which go first: the claim took no more of them than there
+    // were free slots (nothing was held then), and a job of this claim that started before them
+    // would leave one held.
+    const rateLimited = new Set(this.jobTypes.filter((_, i) => this.rateLimited[i]));
+    const startFirst = jobs.filter((job) => rateLimited.has(job.jobType));
+    const inOrder =
+      startFirst.length === 0
+        ? jobs
+        : [...startFirst, ...jobs.filter((job) => !rateLimited.has(job.jobType))];
+    for (const job of inOrder) this.prefetched.push(job, sentAt);
     this.startPrefetched();
     this.saturated = jobs.length === limit;
     return jobs.length;
