@@ -11,12 +11,54 @@ const SCANNED_DIRS = ['libs/job-queue/src', 'migrations'];
  * parameter cannot be used.
  */
 const ALLOWED_INTERPOLATIONS: Record<string, string> = {
+  '* schema.jobRateStarts':
+    'the rate windows\' starts table, `"<schema>".job_rate_starts`: checked and quoted',
+  '* schema.jobRateBlocked':
+    'the keys at their rate limit, `"<schema>".job_rate_blocked`: checked and quoted',
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts release':
+    'the statements before a limited claim (claim-job-batch.v5.ts): the checked schema, constants',
+  'libs/job-queue/src/sql/functions/claim-job-batch.function.ts claimJobBatchDefinitionV4(schema, fromHeads, afterCursors, release, limited)':
+    'DDL cannot take parameters; the second signature with its V4 body, from constants and the checked schema',
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts owner':
+    'the CTE whose row names the type or key (`typed`, `limits`, `window_rows`, `takes`, `full_keys`): constants',
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts rateKey':
+    "the key a window is counted for: `''` or a CTE column, constants of the same file",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts columns':
+    'the columns a head read returns: constants of the same file',
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts limit':
+    "a head read's LIMIT: a column expression of the claim's own CTEs",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts perMs':
+    "a window's length: a column expression of the claim's own CTEs",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts RATE_START_MARGIN_MS':
+    'the start margin, a numeric constant of the same file',
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts rateWindowStart('COALESCE(lt.rate_per_ms, 0)')":
+    "a window's start over a column: constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts rateWindowStart('lt.rate_per_ms')":
+    "a window's start over a column: constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts startsInWindow(schema, 'typed', \"''\")":
+    "a type's starts in its window: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts startsInWindow(schema, 'window_rows', 'window_rows.concurrency_key')":
+    "a key's starts in its window: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts fromTheHead(\n      schema,\n      'limits',\n      'j.id, j.priority, j.created_at, j.concurrency_key',\n      'limits.room + LEAST(limits.room, 16)',\n    )":
+    "the window's head read: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts keySlotHoldersSql(schema, 'window_rows', 'window_rows.ordered')":
+    "the jobs holding the slots of a window row's key: the checked schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts bestOfType(schema, 'limits', 'limits.room', '')":
+    "the heads of a type read after its cursors (V3's): schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts bestOfType(schema, 'takes', 'takes.take', LOCK)":
+    "the locking read of a type read after its cursors (V3's): schema and constants",
+  "libs/job-queue/src/sql/functions/claim-job-batch.v5.ts keySlotHoldersSql(schema, 'full_keys', 'full_keys.ordered')":
+    "the jobs holding a full key's slots, to lock: the checked schema and constants",
+  'libs/job-queue/src/sql/functions/claim-job-batch.v5.ts SET_ASIDE_PER_KEY':
+    'a LIMIT, a numeric constant (claim-job-batch.v4.ts)',
+  'libs/job-queue/src/sql/next-rate-opening.query.ts RATE_START_MARGIN_MS':
+    'the start margin, a numeric constant (claim-job-batch.v5.ts)',
   '* schema.releaseKeySlot':
     "the key-slot trigger's function in the queue's schema: checked and quoted",
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts schema.claimLockClass':
     "the claim lock's first key, an int4 derived from the checked schema name by SHA-256",
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts limited':
-    'the statement of a claim of limited types (claim-job-batch.v4.ts): the checked schema, constants',
+    'the statement of a claim of limited types (claim-job-batch.v4.ts, v5.ts): the checked schema, constants',
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts afterCursors':
     'the statement of a claim after cursors (claim-job-batch.v3.ts): the checked schema, constants',
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts fromHeads':
