@@ -46,8 +46,8 @@ export function resolveHandlerOptions(
 }
 
 /**
- * `concurrencyPerKey`, `globalConcurrency`, `ordered`, `rateLimit`: refused here rather than by the CHECK of
- * `job_types` when the worker stores them, so the error names the handler.
+ * `concurrencyPerKey`, `globalConcurrency`, `ordered`, `rateLimit`: refused here rather than by
+ * the CHECK of `job_types` when the worker stores them, so the error names the handler.
  */
 function resolveConcurrencyLimits(
   where: string,

@@ -126,12 +126,12 @@ interface StoredLimitsRow {
  * with what the row held before.
  *
  * A type that loses its last per-key limit (`concurrency_per_key`, or a rate limit `rate_by_key`)
- * has its `waiting` jobs moved back to `pending` in
- * the same transaction: the trigger that moves a key's waiting jobs back does nothing for a type
- * without a per-key limit, so nothing else would. It first takes the claims' lock of those
- * types: a claim that read the old limit and is setting jobs aside commits before the move, and
- * the move's statement, with a snapshot taken after, sees its jobs; every later claim reads the
- * new limits. Only then, at a boot that removes the limit, does the store cost more than one
+ * has its `waiting` jobs moved back to `pending` in the same transaction: the trigger that moves
+ * a key's waiting jobs back does nothing for a type without a per-key limit, and a claim releases
+ * rate-blocked keys only of a limited type, so nothing else would. It first takes the claims'
+ * lock of those types: a claim that read the old limit and is setting jobs aside commits before
+ * the move, and the move's statement, with a snapshot taken after, sees its jobs; every later
+ * claim reads the new limits. Only then, at a boot that removes the limit, does the store cost more than one
  * statement (and BEGIN, COMMIT).
  */
 export async function storeConcurrencyLimits(
