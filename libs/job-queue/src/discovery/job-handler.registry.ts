@@ -20,7 +20,7 @@ export interface ResolvedHandlerOptions {
   schedule: HandlerSchedule | undefined;
   /** The module's `retention` with the handler's merged over it. */
   retention: ResolvedRetention;
-  /** `concurrencyPerKey`, `globalConcurrency`, `ordered`: stored in `job_types` at start. */
+  /** `concurrencyPerKey`, `globalConcurrency`, `ordered`, `rateLimit`: stored in `job_types` at start. */
   limits: ResolvedConcurrencyLimits;
 }
 

@@ -62,8 +62,8 @@ export class JobPoller {
   private claimPolicy: ClaimPolicy | undefined;
   /** Types at their own limit at the last poll: a slot of theirs freeing wakes the poller. */
   private typesAtLimit = new Set<string>();
-  /** Whether each type has a `rateLimit`, in `jobTypes` order: claimed only into free slots. */
-  private rateLimited: boolean[] = [];
+  /** The types with a `rateLimit`: claimed only into free slots. */
+  private rateLimitedTypes = new Set<string>();
   /** The last poll had no free slot for a rate-limited type: any slot freeing wakes the poller. */
   private rateWaitsForSlot = false;
   private rateWindows: RateWindowWakeup | undefined;
@@ -106,7 +106,9 @@ export class JobPoller {
     this.jobTypes = jobTypes;
     const handlers = jobTypes.map((jobType) => this.registry.get(jobType)?.options);
     this.typeLimits = handlers.map((options) => options?.concurrency);
-    this.rateLimited = handlers.map((options) => Boolean(options?.limits.rateLimit));
+    this.rateLimitedTypes = new Set(
+      jobTypes.filter((jobType) => this.registry.rateLimited(jobType)),
+    );
     this.rateWindows ??= new RateWindowWakeup(
       this.dataSource,
       this.options.schema,
@@ -305,7 +307,7 @@ export class JobPoller {
         free = Math.max(0, typeLimit - held);
         if (free === 0) this.typesAtLimit.add(jobType);
       }
-      if (!this.rateLimited[i]) return free;
+      if (!this.rateLimitedTypes.has(jobType)) return free;
       if (freeNow === 0 && free !== 0) this.rateWaitsForSlot = true;
       return Math.min(free ?? freeNow, freeNow);
     });
@@ -339,12 +341,11 @@ export class JobPoller {
     // but for the rate-limited ones, which go first: the claim took no more of them than there
     // were free slots (nothing was held then), and a job of this claim that started before them
     // would leave one held.
-    const rateLimited = new Set(this.jobTypes.filter((_, i) => this.rateLimited[i]));
-    const startFirst = jobs.filter((job) => rateLimited.has(job.jobType));
+    const startFirst = jobs.filter((job) => this.rateLimitedTypes.has(job.jobType));
     const inOrder =
       startFirst.length === 0
         ? jobs
-        : [...startFirst, ...jobs.filter((job) => !rateLimited.has(job.jobType))];
+        : [...startFirst, ...jobs.filter((job) => !this.rateLimitedTypes.has(job.jobType))];
     for (const job of inOrder) this.prefetched.push(job, sentAt);
     this.startPrefetched();
     this.saturated = jobs.length === limit;
@@ -400,9 +401,15 @@ export class JobPoller {
    * has the poller woken when the next window of those types opens.
    */
   private watchRateWindows(caps: Array<number | null>, jobs: Job[]): void {
-    const rateTypes = this.jobTypes.filter((_, i) => this.rateLimited[i] && (caps[i] ?? 0) > 0);
+    const rateTypes: string[] = [];
+    let room = 0;
+    this.jobTypes.forEach((jobType, i) => {
+      const cap = caps[i] ?? 0;
+      if (!this.rateLimitedTypes.has(jobType) || cap === 0) return;
+      rateTypes.push(jobType);
+      room += cap;
+    });
     if (rateTypes.length === 0) return;
-    const room = rateTypes.reduce((sum, t) => sum + (caps[this.jobTypes.indexOf(t)] ?? 0), 0);
     const taken = jobs.filter((job) => rateTypes.includes(job.jobType)).length;
     if (taken < room) void this.rateWindows?.afterClaim(rateTypes);
   }
