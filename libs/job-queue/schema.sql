@@ -149,6 +149,7 @@ CREATE TABLE job_queue.jobs (
     result jsonb,
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
     concurrency_key text,
+    unique_states smallint,
     CONSTRAINT jobs_attempts_check CHECK (((attempts >= 0) AND ((max_attempts IS NULL) OR (max_attempts >= 1)))),
     CONSTRAINT jobs_concurrency_key_length_check CHECK ((char_length(concurrency_key) <= 255)),
     CONSTRAINT jobs_current_stage_length_check CHECK ((char_length(current_stage) <= 255)),
@@ -156,7 +157,7 @@ CREATE TABLE job_queue.jobs (
     CONSTRAINT jobs_pkey PRIMARY KEY (id),
     CONSTRAINT jobs_progress_check CHECK (((progress >= 0) AND (progress <= 100))),
     CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'waiting'::text]))),
-    CONSTRAINT jobs_unique_key_length_check CHECK ((char_length(unique_key) <= 255)),
+    CONSTRAINT jobs_unique_key_length_check CHECK ((char_length(unique_key) <= 297)),
     CONSTRAINT jobs_worker_id_length_check CHECK ((char_length(worker_id) <= 255))
 );
 ALTER TABLE job_queue.jobs SET (autovacuum_vacuum_scale_factor=0.05, autovacuum_vacuum_threshold=1000, autovacuum_analyze_scale_factor=0.05, autovacuum_analyze_threshold=1000);
@@ -168,7 +169,7 @@ CREATE INDEX jobs_key_waiting_idx ON job_queue.jobs USING btree (job_type, concu
 CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (status = ANY (ARRAY['claimed'::text, 'running'::text]));
 CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
 CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
-CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])));
+CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])) OR job_queue.job_unique_state_counts(unique_states, status)));
 CREATE TRIGGER jobs_key_slot_released AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.concurrency_key IS NOT NULL) AND (((old.status = ANY (ARRAY['claimed'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['claimed'::text, 'running'::text]))) OR ((old.status = 'scheduled'::text) AND ((old.attempts > 0) OR (old.started_at IS NOT NULL)) AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))))) EXECUTE FUNCTION job_queue.jobs_release_key_slot();
 CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
 
@@ -660,6 +661,22 @@ AS $function$
     END
     $function$;
 -- privileges: <owner>: EXECUTE
+
+CREATE OR REPLACE FUNCTION job_queue.job_unique_state_counts(states smallint, status text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+      SELECT CASE
+        WHEN states IS NULL THEN status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
+        ELSE (states & CASE status
+                WHEN 'scheduled' THEN 1 WHEN 'pending' THEN 2 WHEN 'waiting' THEN 4
+                WHEN 'claimed' THEN 8 WHEN 'running' THEN 16 WHEN 'completed' THEN 32
+                WHEN 'failed' THEN 64 WHEN 'cancelled' THEN 128 ELSE 0 END) <> 0
+      END
+    $function$;
+-- privileges: default
 
 CREATE OR REPLACE FUNCTION job_queue.jobs_notify_inserted()
  RETURNS trigger

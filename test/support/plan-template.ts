@@ -57,6 +57,20 @@ export const PLAN_SHAPES = {
     `INSERT INTO job_queue.jobs (job_type, priority, created_at)
      SELECT 'email', 100, now() - g * interval '1 ms' FROM generate_series(1, 10) AS g`,
   ],
+  /**
+   * A million completed jobs with unique keys (`key:1` …): every other one's key counts in
+   * `completed` (it was enqueued with `uniqueStates` naming it), so half of them hold their keys
+   * in `jobs_unique_key_idx`; then 1,000 pending keyed ones (`pending:1` …).
+   */
+  keyedFinished: [
+    `INSERT INTO job_queue.jobs (job_type, status, created_at, run_at, completed_at, attempts,
+                                 unique_key, unique_states)
+     SELECT 'report', 'completed', now() - interval '1 day', now() - interval '1 day',
+            now() - interval '1 day', 1, 'key:' || g, CASE WHEN g % 2 = 0 THEN 63 END
+     FROM generate_series(1, 1000000) AS g`,
+    `INSERT INTO job_queue.jobs (job_type, unique_key)
+     SELECT 'report', 'pending:' || g FROM generate_series(1, 1000) AS g`,
+  ],
   /** Ten types, each a backlog of 100,000 ready jobs of spread priorities. */
   tenTypes: [
     `INSERT INTO job_queue.jobs (job_type, priority, created_at)

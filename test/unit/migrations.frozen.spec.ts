@@ -61,6 +61,10 @@ const SHIPPED: Record<string, string> = {
     'e27ee5388a572dccb8ec7ffa96f9a683b071bc6bba50ec1555799462cf4f736d',
   'AddRateLimits1795939200012 down':
     'e7c365e4a9048c5ff5ce66c3785a2ba6c1eddeef371aef3123ae970bb710c7ec',
+  'AddUniquenessPolicies1795939200013 up':
+    '8044ee4bd0e9041b4b2920ac4b6c43c3788db70170fb4dfe18a931d0230caae3',
+  'AddUniquenessPolicies1795939200013 down':
+    '5659258220a7128315485b8fe0ccc447dba398d61d9e875c7780394e2d1d5148',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

@@ -11,6 +11,20 @@ const SCANNED_DIRS = ['libs/job-queue/src', 'migrations'];
  * parameter cannot be used.
  */
 const ALLOWED_INTERPOLATIONS: Record<string, string> = {
+  '* schema.uniqueStateCounts':
+    'the unique index\'s predicate function, `"<schema>".job_unique_state_counts`: checked and quoted',
+  '* uniqueKeyCountsSql(schema)':
+    "the unique index's predicate (unique-keys.sql.ts): the checked schema and constants",
+  "* uniqueKeyCountsSql(schema, 'j.')":
+    "the unique index's predicate for the row `j` (unique-keys.sql.ts): the checked schema and constants",
+  "* storedUniqueKeySql('k.unique_key', 'k.window_ms')":
+    'a stored key from input columns (unique-keys.sql.ts): column names, constants',
+  "* storedUniqueKeySql('t.unique_key', 't.window_ms')":
+    'a stored key from input columns (unique-keys.sql.ts): column names, constants',
+  'libs/job-queue/src/sql/insert-jobs.query.ts uniqueKey':
+    "the stored key's expression: an input column, or storedUniqueKeySql of input columns",
+  'libs/job-queue/src/migrations/1795939200013-AddUniquenessPolicies.ts maxLength':
+    'DDL cannot take parameters; a numeric constant of the same file',
   '* schema.jobRateStarts':
     'the rate windows\' starts table, `"<schema>".job_rate_starts`: checked and quoted',
   '* schema.jobRateBlocked':

@@ -31,6 +31,8 @@ export type { StatsOptions } from './interfaces/stats-options.interface';
 export type {
   EnqueueManyItem,
   EnqueueOptions,
+  EnqueueOutcome,
+  EnqueueResult,
   JobOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';

@@ -12,6 +12,7 @@ import {
 } from './errors';
 import {
   EnqueueManyItem,
+  EnqueueResult,
   EnqueueOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';
@@ -49,7 +50,9 @@ import { JobTypePauses } from './worker/job-type-pauses';
 import { JobQueueStats } from './stats/job-queue-stats.types';
 import { checkManager, queueDatabase } from './queue/queue-database';
 import { JOB_OPTION_KEYS, toBatchInsertRows, toJobInsertRow } from './queue/job-insert-rows';
-import { insertHoldingUniqueKeys } from './queue/insert-holding-unique-keys';
+import { enqueueRows } from './queue/enqueue-rows';
+import { JobHandlerRegistry } from './discovery/job-handler.registry';
+import { ResolvedRetention } from './options/resolved-options';
 import { WaitForJobOptions } from './interfaces/job-event.interface';
 import { JobEventStream } from './events/job-event-stream';
 import { JobLogEntry, JobLogReadOptions } from './interfaces/job-log-entry.interface';
@@ -86,6 +89,8 @@ export class QueueService {
   @Inject(JobEventStream) private readonly events: JobEventStream | undefined;
   /** The waits of `waitForJob`, like `pauses`. */
   @Inject(JobWaits) private readonly waits: JobWaits | undefined;
+  /** This process's handlers, for their retention (see `retentionOf`), like `pauses`. */
+  @Inject(JobHandlerRegistry) private readonly handlers: JobHandlerRegistry | undefined;
 
   /** @internal Nest's injector makes it: inject `QueueService`, do not construct it. */
   constructor(
@@ -94,34 +99,63 @@ export class QueueService {
   ) {}
 
   /**
-   * Adds one job. With `uniqueKey`, returns the unfinished job that already holds the key instead
-   * of adding another.
+   * Adds one job. With `uniqueKey`, returns the job that holds the key instead of adding
+   * another (and with `debounceMs`, the holder it replaced); `enqueueWithOutcome` says which.
    */
   async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
+    return (await this.enqueueWithOutcome(jobType, data, opts)).job;
+  }
+
+  /**
+   * `enqueue`, saying what it did: `created` the job, `replaced` the data and `run_at` of the
+   * key's holder that had not started (`debounceMs`), or `skipped` it for the job that holds the
+   * key (`uniqueKey`, `throttleMs`), which it returns.
+   */
+  async enqueueWithOutcome<T>(
+    jobType: string,
+    data: T,
+    opts: EnqueueOptions = {},
+  ): Promise<EnqueueResult<T>> {
     const { manager, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
     const db = this.db(checkManager(manager));
     const item = { ...jobOptions, type: jobType, data };
-    const row = toJobInsertRow('', item, this.options.maxPayloadBytes);
-    const [job] = await insertHoldingUniqueKeys(db, this.options.schema, [row]);
-    return job as Job<T>;
+    const row = toJobInsertRow('', item, this.options.maxPayloadBytes, this.retentionOf);
+    const [result] = await enqueueRows(db, this.options.schema, [row]);
+    return result as EnqueueResult<T>;
   }
 
   /**
    * Adds many jobs in one statement; the result is in the input's order. At most `maxBatchSize`
-   * jobs and `maxBatchBytes` of `data` per call.
+   * jobs and `maxBatchBytes` of `data` per call. Jobs of one batch that share a `uniqueKey` must
+   * share its other uniqueness options; each then is what one `enqueue` after another would be.
    */
   async enqueueMany<T>(items: EnqueueManyItem<T>[], opts: WriteOptions = {}): Promise<Job<T>[]> {
+    return (await this.enqueueManyWithOutcome(items, opts)).map((result) => result.job);
+  }
+
+  /** `enqueueMany`, saying what it did with each job, as `enqueueWithOutcome` does. */
+  async enqueueManyWithOutcome<T>(
+    items: EnqueueManyItem<T>[],
+    opts: WriteOptions = {},
+  ): Promise<EnqueueResult<T>[]> {
     if (!Array.isArray(items)) {
       throw new InvalidJobInputError(BATCH_NOT_AN_ARRAY(items), 'jobs', items);
     }
     jobInput.knownKeys(jobInput.plainObject('options', opts), WRITE_OPTION_KEYS);
     const db = this.db(checkManager(opts.manager));
-    const rows = toBatchInsertRows(items, this.options);
+    const rows = toBatchInsertRows(items, this.options, this.retentionOf);
     if (rows.length === 0) return [];
-    return (await insertHoldingUniqueKeys(db, this.options.schema, rows)) as Job<T>[];
+    return (await enqueueRows(db, this.options.schema, rows)) as EnqueueResult<T>[];
   }
+
+  /**
+   * How long this process keeps a type's finished jobs: its handler's retention, else the
+   * module's. A uniqueness period that counts finished jobs must not outlast it.
+   */
+  private readonly retentionOf = (jobType: string): ResolvedRetention =>
+    this.handlers?.get(jobType)?.options.retention ?? this.options.retention;
 
   /** The job with this id; throws `JobNotFoundError` when there is none. */
   async getJob<T = unknown>(id: string | number): Promise<Job<T>> {

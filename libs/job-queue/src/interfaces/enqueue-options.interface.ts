@@ -1,4 +1,6 @@
 import { EntityManager } from 'typeorm';
+import { JobStatus } from '../entities/job-status.enum';
+import { Job } from '../entities/job.entity';
 
 /** Per-job options of `enqueue` and of each `enqueueMany` item. @publicApi */
 export interface JobOptions {
@@ -10,8 +12,40 @@ export interface JobOptions {
   delayMs?: number;
   /** Attempts before the job fails for good. Default: the handler's, else the module's `defaultMaxAttempts`. */
   maxAttempts?: number;
-  /** At most one unfinished job per key: enqueueing a duplicate returns the existing job. */
+  /**
+   * At most one job per key among the jobs whose key counts (by default the unfinished ones):
+   * enqueueing a duplicate returns the job that holds the key (outcome `skipped`). Keys are
+   * global across job types. 1 to 255 characters, without U+001F.
+   */
   uniqueKey?: string;
+  /**
+   * The statuses in which a job keeps its `uniqueKey`. Default: the unfinished ones (`scheduled`,
+   * `pending`, `waiting`, `claimed`, `running`), which must all be listed; add `completed`,
+   * `failed` or `cancelled` to refuse a new job while a finished one is kept (see `uniqueForMs`
+   * and the module's `retention`). Needs `uniqueKey`.
+   */
+  uniqueStates?: Array<JobStatus | `${JobStatus}`>;
+  /**
+   * The key counts within a fixed window of this many ms, counted from the Unix epoch on the
+   * database's clock: a job of another window does not hold it (with an hour, one enqueued at
+   * 11:59:59 and one at 12:00:01 are both created). At most the retention of the finished
+   * statuses in `uniqueStates`. Needs `uniqueKey`.
+   */
+  uniqueForMs?: number;
+  /**
+   * Debounce: when a job that holds the key has not started yet (`scheduled`, `pending` or
+   * `waiting`, of the same type), its `data` is replaced by this call's and its `run_at` moved to
+   * now + `debounceMs` (outcome `replaced`); its other options stay. Otherwise a new job is
+   * created to run at now + `debounceMs`, or, when the holder has started, the call is
+   * `skipped`. Needs `uniqueKey`; not with `throttleMs`, `runAt` or `delayMs`.
+   */
+  debounceMs?: number;
+  /**
+   * Throttle: the first job of the key in each fixed window of this many ms stays, whatever
+   * happens to it, and later ones in the window are `skipped`. At most the module's retention of
+   * finished jobs. Needs `uniqueKey`; not with `debounceMs`, `uniqueStates` or `uniqueForMs`.
+   */
+  throttleMs?: number;
   /**
    * The key whose slots the job takes (a tenant, an account): with its handler's
    * `concurrencyPerKey: N`, at most N jobs of its type and key run at once, across every node.
@@ -37,4 +71,23 @@ export interface EnqueueOptions extends JobOptions, WriteOptions {}
 export interface EnqueueManyItem<T = unknown> extends JobOptions {
   type: string;
   data: T;
+}
+
+/**
+ * What an enqueue did: `created` a job, `replaced` the data and `run_at` of the job that held
+ * the key (`debounceMs`), or `skipped` because a job holds the key (`uniqueKey`, `throttleMs`).
+ *
+ * @publicApi
+ */
+export type EnqueueOutcome = 'created' | 'replaced' | 'skipped';
+
+/**
+ * One result of `enqueueWithOutcome` / `enqueueManyWithOutcome`: the job (the new one, the
+ * replaced one, or the one that holds the key) and what the call did.
+ *
+ * @publicApi
+ */
+export interface EnqueueResult<T = unknown> {
+  job: Job<T>;
+  outcome: EnqueueOutcome;
 }

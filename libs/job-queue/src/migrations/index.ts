@@ -14,6 +14,7 @@ import { resumeClaimsAtCursorsFor } from './1795939200009-ResumeClaimsAtCursors'
 import { createJobEventsTableFor } from './1795939200010-CreateJobEventsTable';
 import { addConcurrencyLimitsFor } from './1795939200011-AddConcurrencyLimits';
 import { addRateLimitsFor } from './1795939200012-AddRateLimits';
+import { addUniquenessPoliciesFor } from './1795939200013-AddUniquenessPolicies';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -58,6 +59,7 @@ export function jobQueueMigrationsFor(
     createJobEventsTableFor(schema),
     addConcurrencyLimitsFor(schema),
     addRateLimitsFor(schema),
+    addUniquenessPoliciesFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

@@ -12,6 +12,11 @@ import {
   checkUniqueKey,
 } from '../validation/job-input.checks';
 import { measureData } from '../validation/json-data';
+import { ResolvedRetention } from '../options/resolved-options';
+import { checkNoWindowSeparator, resolveUniqueness } from './uniqueness-options';
+
+/** The retention this process knows for a job type: its handler's, else the module's. */
+export type RetentionOf = (jobType: string) => ResolvedRetention;
 
 /** The options one job may have, at `enqueue` and per item of `enqueueMany`. */
 export const JOB_OPTION_KEYS = [
@@ -20,6 +25,10 @@ export const JOB_OPTION_KEYS = [
   'delayMs',
   'maxAttempts',
   'uniqueKey',
+  'uniqueStates',
+  'uniqueForMs',
+  'debounceMs',
+  'throttleMs',
   'concurrencyKey',
 ] as const;
 
@@ -34,6 +43,7 @@ export function toJobInsertRow(
   path: string,
   item: EnqueueManyItem<unknown>,
   maxPayloadBytes: number,
+  retentionOf: RetentionOf,
 ): CheckedInsertRow {
   if (typeof item !== 'object' || item === null) {
     jobInput.fail(path ? path.slice(0, -1) : 'options', item, 'an object');
@@ -46,9 +56,11 @@ export function toJobInsertRow(
   if (opts.runAt !== undefined && opts.delayMs !== undefined) {
     jobInput.fail(`${path}delayMs`, opts.delayMs, 'either runAt or delayMs, not both');
   }
+  const jobType = checkJobType(`${path}type`, item.type);
+  const uniqueness = resolveUniqueness(path, opts, retentionOf(jobType));
   const data = measureData(`${path}data`, item.data, maxPayloadBytes);
   return {
-    jobType: checkJobType(`${path}type`, item.type),
+    jobType,
     dataJson: data.json,
     dataBytes: data.bytes,
     priority:
@@ -56,13 +68,24 @@ export function toJobInsertRow(
         ? DEFAULT_PRIORITY
         : checkInteger(`${path}priority`, opts.priority),
     runAt: opts.runAt === undefined ? null : checkRunAt(`${path}runAt`, opts.runAt),
-    delayMs: opts.delayMs === undefined ? 0 : checkInteger(`${path}delayMs`, opts.delayMs, 0),
+    // A debounced job is due debounceMs from now, like a delay (it has neither runAt nor delayMs).
+    delayMs:
+      uniqueness.debounceMs ??
+      (opts.delayMs === undefined ? 0 : checkInteger(`${path}delayMs`, opts.delayMs, 0)),
     maxAttempts:
       opts.maxAttempts === undefined
         ? null
         : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
     uniqueKey:
-      opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
+      opts.uniqueKey === undefined
+        ? null
+        : checkNoWindowSeparator(
+            `${path}uniqueKey`,
+            checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
+          ),
+    uniqueStates: uniqueness.statesMask,
+    uniqueWindowMs: uniqueness.windowMs,
+    debounceMs: uniqueness.debounceMs,
     concurrencyKey:
       opts.concurrencyKey === undefined
         ? null
@@ -82,7 +105,11 @@ export interface BatchCaps {
  * before any is looked at, and past `maxBatchBytes` of data at the job that crosses it, so
  * nothing past that job is serialised.
  */
-export function toBatchInsertRows(items: unknown[], caps: BatchCaps): JobInsertRow[] {
+export function toBatchInsertRows(
+  items: unknown[],
+  caps: BatchCaps,
+  retentionOf: RetentionOf,
+): JobInsertRow[] {
   if (items.length > caps.maxBatchSize) {
     throw new InvalidJobInputError(
       BATCH_TOO_MANY_JOBS(items.length, caps.maxBatchSize),
@@ -91,11 +118,12 @@ export function toBatchInsertRows(items: unknown[], caps: BatchCaps): JobInsertR
     );
   }
   let bytes = 0;
-  return items.map((item, i) => {
+  const rows = items.map((item, i) => {
     const row = toJobInsertRow(
       `jobs[${i}].`,
       item as EnqueueManyItem<unknown>,
       caps.maxPayloadBytes,
+      retentionOf,
     );
     bytes += row.dataBytes;
     if (bytes > caps.maxBatchBytes) {
@@ -106,5 +134,36 @@ export function toBatchInsertRows(items: unknown[], caps: BatchCaps): JobInsertR
       );
     }
     return row;
+  });
+  checkSharedKeys(rows);
+  return rows;
+}
+
+/**
+ * Jobs of one batch that share a `uniqueKey` share its uniqueness options too: each is then
+ * what one enqueue after another would be (a duplicate `skipped`, a debounce `replaced`), which
+ * mixed policies for one key could not say.
+ */
+function checkSharedKeys(rows: readonly JobInsertRow[]): void {
+  const first = new Map<string, number>();
+  rows.forEach((row, i) => {
+    if (row.uniqueKey === null) return;
+    const j = first.get(row.uniqueKey);
+    if (j === undefined) {
+      first.set(row.uniqueKey, i);
+      return;
+    }
+    const other = rows[j];
+    if (
+      other.uniqueStates !== row.uniqueStates ||
+      other.uniqueWindowMs !== row.uniqueWindowMs ||
+      other.debounceMs !== row.debounceMs
+    ) {
+      jobInput.fail(
+        `jobs[${i}].uniqueKey`,
+        row.uniqueKey,
+        `the uniqueness options of jobs[${j}], which has the same uniqueKey`,
+      );
+    }
   });
 }

@@ -4,6 +4,7 @@ import { Queryable, queryRows, JobRow } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { TimestampTextParser } from './timestamp-text';
 import { notifyJobEventsCtes } from './job-events.notify';
+import { callerUniqueKey } from './unique-keys.sql';
 
 interface ClaimColumns {
   /** Every column under its property name, timestamps as text. */
@@ -175,5 +176,7 @@ function toClaimedJob(row: JobRow, timestamps: TimestampTextParser): Job {
   for (const property of columnsOfClaim().timestampProperties) {
     row[property] = timestamps.toDate(row[property] as string | null);
   }
+  // The row stores the key with its window, if any; the handler sees the caller's key.
+  if (typeof row.uniqueKey === 'string') row.uniqueKey = callerUniqueKey(row.uniqueKey);
   return Object.setPrototypeOf(row, Job.prototype) as Job;
 }

@@ -4,6 +4,7 @@ import { DEFAULT_PRIORITY } from '../job-queue.constants';
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { parseTimestamptzText, timestamptzInput } from './timestamp-text';
+import { isStoredUniqueKey, storedUniqueKeySql, uniqueKeyCountsSql } from './unique-keys.sql';
 
 /** One job to insert, already validated; `data` is its JSON text. */
 export interface JobInsertRow {
@@ -13,22 +14,34 @@ export interface JobInsertRow {
   runAt: Date | null;
   delayMs: number;
   maxAttempts: number | null;
+  /** The caller's key; the row stores it with its window folded in (`uniqueWindowMs`). */
   uniqueKey: string | null;
+  /** `jobs.unique_states`: the statuses the key counts in; `null`: the unfinished ones. */
+  uniqueStates: number | null;
+  /** The fixed window of `uniqueForMs` or `throttleMs`; `null`: none. */
+  uniqueWindowMs: number | null;
+  /** `debounceMs` (already in `delayMs`): a holder not yet started takes the row's data instead. */
+  debounceMs: number | null;
   concurrencyKey: string | null;
 }
 
-/** The INSERT, its conflict clause (when a row has a key) and what comes back. */
-const insertJobsSql = (schema: QueueSchema, onConflict: string): string => `
+/**
+ * The INSERT, with how it stores a row's key (`uniqueKey`) and its conflict clause (when a row
+ * has a key), and what comes back.
+ */
+const insertJobsSql = (schema: QueueSchema, uniqueKey: string, onConflict: string): string => `
   WITH inserted AS (
     INSERT INTO ${schema.jobs}
-      (job_type, data, priority, run_at, status, max_attempts, unique_key, concurrency_key)
+      (job_type, data, priority, run_at, status, max_attempts, unique_key, unique_states,
+       concurrency_key)
     SELECT t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
            due.run_at,
            CASE WHEN due.run_at > pg_catalog.now() THEN 'scheduled' ELSE 'pending' END,
-           t.max_attempts, t.unique_key, t.concurrency_key
+           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key
     FROM ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
            type text, data jsonb, priority integer, run_at timestamptz, delay_ms float8,
-           max_attempts integer, unique_key text, concurrency_key text)) WITH ORDINALITY AS t
+           max_attempts integer, unique_key text, unique_states smallint, window_ms bigint,
+           concurrency_key text)) WITH ORDINALITY AS t
       CROSS JOIN LATERAL (
         SELECT COALESCE(t.run_at, pg_catalog.now()
                                   + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
@@ -44,27 +57,25 @@ const insertJobsSql = (schema: QueueSchema, onConflict: string): string => `
   FROM inserted`;
 
 /**
- * The predicate is the unique index's (`jobs_unique_key_idx`, AddConcurrencyLimits), word for
- * word: a `waiting` job is unfinished and keeps its key.
+ * The predicate is the unique index's (`jobs_unique_key_idx`, AddUniquenessPolicies), word for
+ * word: a row whose key counts in its status holds it.
  */
 const INSERT_KEYED = (schema: QueueSchema): string =>
   insertJobsSql(
     schema,
-    `ON CONFLICT (unique_key)
-       WHERE unique_key IS NOT NULL
-         AND status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
-       DO NOTHING`,
+    storedUniqueKeySql('t.unique_key', 't.window_ms'),
+    `ON CONFLICT (unique_key) WHERE ${uniqueKeyCountsSql(schema)} DO NOTHING`,
   );
 /**
  * Rows without a key cannot conflict (the unique index skips NULL keys), and without the clause
  * each row is a plain insert instead of a speculative one, which is cheaper per row.
  */
-const INSERT_UNKEYED = (schema: QueueSchema): string => insertJobsSql(schema, '');
+const INSERT_UNKEYED = (schema: QueueSchema): string => insertJobsSql(schema, 't.unique_key', '');
 
 interface InsertResult {
   /** The ids inserted, ascending (the order of their input rows, see below), as `{1,2,3}`. */
   ids: string;
-  /** Their unique keys, in the same order (`null` where a row had none); `null` if none had one. */
+  /** Their stored unique keys, in the same order (`null` where a row had none); `null` if none had one. */
   keys: Array<string | null> | null;
   /** The statement's now(): created_at and updated_at of every row, and run_at of the undelayed. */
   now: string;
@@ -74,8 +85,8 @@ interface InsertResult {
  * Inserts every row in one statement, whatever the count, each as `scheduled` when its `run_at`
  * is later than the statement's now() and `pending` otherwise (the database's clock decides, not
  * this process's), and returns for each input position
- * its new `Job`, or `undefined` when its `uniqueKey` is held by an unfinished job (ON CONFLICT DO
- * NOTHING; the caller looks the holder up).
+ * its new `Job`, or `undefined` when its `uniqueKey` is held by a job whose key counts (ON
+ * CONFLICT DO NOTHING; the caller looks the holder up).
  *
  * The input goes as one JSON document (`jsonb_to_recordset`) and only ids come back, not rows:
  * returning and parsing every column of 5,000 rows took half of `enqueueMany`'s time. Each
@@ -112,6 +123,8 @@ function inputDocument(rows: readonly JobInsertRow[]): string {
     if (row.delayMs !== 0) item += `,"delay_ms":${row.delayMs}`;
     if (row.maxAttempts !== null) item += `,"max_attempts":${row.maxAttempts}`;
     if (row.uniqueKey !== null) item += `,"unique_key":${JSON.stringify(row.uniqueKey)}`;
+    if (row.uniqueStates !== null) item += `,"unique_states":${row.uniqueStates}`;
+    if (row.uniqueWindowMs !== null) item += `,"window_ms":${row.uniqueWindowMs}`;
     if (row.concurrencyKey !== null) {
       item += `,"concurrency_key":${JSON.stringify(row.concurrencyKey)}`;
     }
@@ -122,7 +135,8 @@ function inputDocument(rows: readonly JobInsertRow[]): string {
 
 /**
  * Walks the input in order against the ascending ids: an input row without a key was always
- * inserted; one with a key was inserted when the next id carries that key, else skipped.
+ * inserted; one with a key was inserted when the next id carries that key (with the row's
+ * window: in one statement, one key and window length make one stored key), else skipped.
  */
 function matchInserted(
   rows: readonly JobInsertRow[],
@@ -134,7 +148,12 @@ function matchInserted(
   const nowMs = parseTimestamptzText(result.now);
   let next = 0;
   return rows.map((row) => {
-    if (next >= ids.length || (row.uniqueKey !== null && keys?.[next] !== row.uniqueKey)) {
+    if (next >= ids.length) return undefined;
+    const stored = keys?.[next];
+    if (
+      row.uniqueKey !== null &&
+      !isStoredUniqueKey(stored ?? '', row.uniqueKey, row.uniqueWindowMs)
+    ) {
       return undefined;
     }
     return newJob(row, ids[next++], nowMs);

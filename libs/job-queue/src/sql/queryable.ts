@@ -1,5 +1,6 @@
 import { Job } from '../entities/job.entity';
 import { jobColumns } from './job-columns';
+import { callerUniqueKey } from './unique-keys.sql';
 
 /**
  * Anything that runs SQL for us: the app's `DataSource`, an `EntityManager` (possibly inside the
@@ -38,5 +39,7 @@ export function toJob(row: JobRow): Job {
   for (const { column, property } of jobColumns()) {
     if (column in row) job[property] = row[column];
   }
+  // The row stores the key with its window, if any; the job shows the caller's key.
+  if (typeof job.uniqueKey === 'string') job.uniqueKey = callerUniqueKey(job.uniqueKey);
   return job as unknown as Job;
 }

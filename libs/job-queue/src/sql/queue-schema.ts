@@ -49,6 +49,8 @@ export class QueueSchema {
   readonly notifyInserted: string;
   /** The function of the trigger that frees a concurrency key's slot: `"job_queue".jobs_release_key_slot`. */
   readonly releaseKeySlot: string;
+  /** Whether a row's unique key counts in its status (`jobs_unique_key_idx`'s predicate). */
+  readonly uniqueStateCounts: string;
   /**
    * The first key of the advisory locks that make claims of a limited type take turns (the
    * second is the type's hashtext), an int4 as decimal text; see `claimLockClass`.
@@ -82,6 +84,7 @@ export class QueueSchema {
     this.claimJobBatch = `${this.quoted}.claim_job_batch`;
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.releaseKeySlot = `${this.quoted}.jobs_release_key_slot`;
+    this.uniqueStateCounts = `${this.quoted}.job_unique_state_counts`;
     this.claimLockClass = claimLockClass(name);
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;

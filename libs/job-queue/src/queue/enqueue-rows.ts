@@ -1,0 +1,137 @@
+import { JobStatus } from '../entities/job-status.enum';
+import { EnqueueOutcome, EnqueueResult } from '../interfaces/enqueue-options.interface';
+import { findUniqueKeyHolders } from '../sql/find-unique-key-holders.query';
+import { insertJobs, JobInsertRow } from '../sql/insert-jobs.query';
+import { JobRow, Queryable, toJob } from '../sql/queryable';
+import { DebouncedRow, replaceDebouncedJobs } from '../sql/replace-debounced-jobs.query';
+import { callerUniqueKey, isStoredUniqueKey } from '../sql/unique-keys.sql';
+
+// Each round ends with a key taken by someone else: held by a job that finished (or whose
+// window ended) before we looked it up, or, for a debounce, created by another caller after our
+// replace found nothing. More than a few rounds means something else is wrong.
+const MAX_UNIQUE_KEY_ROUNDS = 8;
+
+/** The statuses of a holder that has not started: a debounce replaces its data. */
+const NOT_STARTED: readonly string[] = [JobStatus.Scheduled, JobStatus.Pending, JobStatus.Waiting];
+
+/**
+ * Enqueues the rows, in their order, and says what became of each: `created`, `replaced` (a
+ * debounce gave its data to the key's holder) or `skipped` (the key's holder is returned). The
+ * unique index decides every clash; each statement here only acts on what it found (a replace
+ * of holders not started, an insert that does nothing on a clash, a look-up of holders), and a
+ * row none of them settled goes round again. Rows without keys take the one insert statement.
+ */
+export async function enqueueRows(
+  db: Queryable,
+  schema: string,
+  input: readonly JobInsertRow[],
+): Promise<EnqueueResult[]> {
+  const results: Array<EnqueueResult | undefined> = new Array(input.length);
+  const { rows, sent, repeats } = collapseDebounces(input);
+  let pending = sent;
+  const settle = (index: number, job: EnqueueResult['job'], outcome: EnqueueOutcome): void => {
+    results[index] = { job, outcome };
+  };
+  const unsettled = (): number[] => pending.filter((index) => results[index] === undefined);
+  for (let round = 0; pending.length > 0; round++) {
+    if (round === MAX_UNIQUE_KEY_ROUNDS) {
+      throw new Error(`Could not enqueue after ${round} rounds of unique key conflicts`);
+    }
+    const debounced = pending.filter((index) => rows[index].debounceMs !== null);
+    if (debounced.length > 0) {
+      const replaced = await replaceDebouncedJobs(
+        db,
+        schema,
+        debounced.map((index) => rows[index] as DebouncedRow),
+      );
+      for (const [position, row] of replaced) settle(debounced[position], toJob(row), 'replaced');
+      pending = unsettled();
+      if (pending.length === 0) break;
+    }
+    const inserted = await insertJobs(
+      db,
+      schema,
+      pending.map((index) => rows[index]),
+    );
+    inserted.forEach((job, position) => {
+      if (job) settle(pending[position], job, 'created');
+    });
+    pending = unsettled();
+    if (pending.length === 0) break;
+    const holders = holdersByKey(
+      await findUniqueKeyHolders(
+        db,
+        schema,
+        pending.map((index) => rows[index] as { uniqueKey: string; uniqueWindowMs: number | null }),
+      ),
+    );
+    for (const index of pending) {
+      const row = rows[index];
+      const holder = holders
+        .get(row.uniqueKey as string)
+        ?.find((job) =>
+          isStoredUniqueKey(job.unique_key as string, row.uniqueKey as string, row.uniqueWindowMs),
+        );
+      // No holder: the key was freed since; a debounce's holder not started: replace it.
+      if (!holder || (row.debounceMs !== null && replaceable(holder, row))) continue;
+      settle(index, toJob(holder), 'skipped');
+    }
+    pending = unsettled();
+  }
+  for (const [first, later] of repeats) {
+    const { job, outcome } = results[first] as EnqueueResult;
+    // One after another, the first call did what the batch did; each later one replaced it.
+    for (const index of later) settle(index, job, outcome === 'skipped' ? 'skipped' : 'replaced');
+  }
+  return results as EnqueueResult[];
+}
+
+function replaceable(holder: JobRow, row: JobInsertRow): boolean {
+  return NOT_STARTED.includes(holder.status as string) && holder.job_type === row.jobType;
+}
+
+/** The holders by their caller's key (a key's holders differ in their windows). */
+function holdersByKey(holders: readonly JobRow[]): Map<string, JobRow[]> {
+  const byKey = new Map<string, JobRow[]>();
+  for (const holder of holders) {
+    const key = callerUniqueKey(holder.unique_key as string);
+    byKey.set(key, [...(byKey.get(key) ?? []), holder]);
+  }
+  return byKey;
+}
+
+/**
+ * A batch's debounced jobs of one type and key make one row, with the last one's data (what a
+ * run of debounced calls leaves), sent at the first one's position: `rows` are the rows with
+ * that data, `sent` the positions to enqueue, `repeats` the later positions of each such key,
+ * which take the first one's job.
+ */
+function collapseDebounces(rows: readonly JobInsertRow[]): {
+  rows: readonly JobInsertRow[];
+  sent: number[];
+  repeats: Map<number, number[]>;
+} {
+  const all = rows.map((_, index) => index);
+  if (!rows.some((row) => row.debounceMs !== null)) return { rows, sent: all, repeats: new Map() };
+  const firstOf = new Map<string, number>();
+  const repeats = new Map<number, number[]>();
+  const sent: number[] = [];
+  const collapsed = [...rows];
+  for (const index of all) {
+    const row = rows[index];
+    if (row.debounceMs === null) {
+      sent.push(index);
+      continue;
+    }
+    const group = JSON.stringify([row.jobType, row.uniqueKey]);
+    const first = firstOf.get(group);
+    if (first === undefined) {
+      firstOf.set(group, index);
+      sent.push(index);
+    } else {
+      repeats.set(first, [...(repeats.get(first) ?? []), index]);
+      collapsed[first] = { ...collapsed[first], dataJson: row.dataJson };
+    }
+  }
+  return { rows: collapsed, sent, repeats };
+}
