@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { InvalidJobInputError, Job, JobStatus } from 'nest-pg-job-queue';
+import { InvalidJobInputError, Job, JobStateConflictError, JobStatus } from 'nest-pg-job-queue';
 import { useQueueTestingModule } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 
@@ -60,6 +60,24 @@ describe('QueueService: uniqueStates, uniqueForMs, debounceMs, throttleMs and ou
       const later = await app.queue.enqueueWithOutcome('digest', { n: 3 }, opts);
       expect(later.outcome).toBe('created');
       expect(later.job.id).not.toBe(first.job.id);
+    });
+
+    it('a failed job is not retried while a completed job that counts holds its key', async () => {
+      const opts = {
+        uniqueKey: 'digest:retry',
+        uniqueStates: [...unfinished(), JobStatus.Completed],
+      };
+      const failed = await app.queue.enqueue('digest', {}, opts);
+      await setStatus(failed.id, JobStatus.Failed);
+      const done = await app.queue.enqueue('digest', {}, opts);
+      await setStatus(done.id, JobStatus.Completed);
+
+      await expect(app.queue.retry(failed.id)).rejects.toThrow(JobStateConflictError);
+      expect(await app.queue.getJob(failed.id)).toMatchObject({ status: JobStatus.Failed });
+      expect(await app.queue.enqueueWithOutcome('digest', {}, opts)).toMatchObject({
+        outcome: 'skipped',
+        job: { id: done.id },
+      });
     });
 
     it('with the default states, a finished job of the same window does not hold the key', async () => {
