@@ -57,21 +57,21 @@ export function resolveUniqueness(
   const needsKey = (field: string, value: unknown): void => {
     if (opts.uniqueKey === undefined) jobInput.fail(named(field), value, 'to come with uniqueKey');
   };
+  /** Refuses the first of `fields` that is set: `why` names the option it cannot go with. */
+  const refuseBeside = (fields: ReadonlyArray<keyof JobOptions>, why: string): void => {
+    const given = fields.find((field) => opts[field] !== undefined);
+    if (given) jobInput.fail(named(given), opts[given], `nothing ${why}`);
+  };
   if (throttleMs !== undefined) {
     needsKey('throttleMs', throttleMs);
     const throttle = jobInput.integer(named('throttleMs'), throttleMs, 1, MAX_PERIOD_MS);
     if (debounceMs !== undefined) {
       jobInput.fail(named('throttleMs'), throttleMs, 'either debounceMs or throttleMs, not both');
     }
-    for (const field of ['uniqueStates', 'uniqueForMs'] as const) {
-      if (opts[field] !== undefined) {
-        jobInput.fail(
-          named(field),
-          opts[field],
-          'nothing with throttleMs (a throttled key counts in every status, for its window)',
-        );
-      }
-    }
+    refuseBeside(
+      ['uniqueStates', 'uniqueForMs'],
+      'with throttleMs (a throttled key counts in every status, for its window)',
+    );
     checkRetention(named('throttleMs'), throttle, ALL_STATES_MASK, retention);
     return { statesMask: ALL_STATES_MASK, windowMs: throttle, debounceMs: null };
   }
@@ -87,15 +87,10 @@ export function resolveUniqueness(
   if (debounceMs !== undefined) {
     needsKey('debounceMs', debounceMs);
     debounce = jobInput.integer(named('debounceMs'), debounceMs, 0, PG_INT_MAX);
-    for (const field of ['runAt', 'delayMs'] as const) {
-      if (opts[field] !== undefined) {
-        jobInput.fail(
-          named(field),
-          opts[field],
-          'nothing with debounceMs (a debounced job runs debounceMs after its last enqueue)',
-        );
-      }
-    }
+    refuseBeside(
+      ['runAt', 'delayMs'],
+      'with debounceMs (a debounced job runs debounceMs after its last enqueue)',
+    );
   }
   return { statesMask, windowMs, debounceMs: debounce };
 }
