@@ -28,6 +28,7 @@ import { JobWorker } from './worker/job-worker';
 import { JobWorkerOrchestrator } from './worker/job-worker.orchestrator';
 import { PrefetchedJobs } from './worker/prefetched-jobs';
 import { JobTypePauses } from './worker/job-type-pauses';
+import { RunTimes } from './worker/run-times';
 import { ClaimWakeup } from './periodic/claim-wakeup';
 import { MaintenanceContext } from './periodic/maintenance-task';
 import { RunningJobs } from './worker/running-jobs';
@@ -55,6 +56,7 @@ const coreProviders = [
   JobWaits,
   RunningJobs,
   PrefetchedJobs,
+  RunTimes,
   JobTypePauses,
   ClaimWakeup,
   MaintenanceContext,

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
@@ -21,6 +22,7 @@ import { HandlerContext } from './handler-context';
 import { RunLog } from './run-log';
 import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
+import { RunTimes } from './run-times';
 import { retryDelayMs, retryPolicyFor, retryPolicyOfJob } from '../retry/retry-policy';
 import { errorText } from './error-text';
 import { JobEventStream } from '../events/job-event-stream';
@@ -83,6 +85,7 @@ export class JobExecutor {
     private readonly running: RunningJobs,
     private readonly completer: JobCompleter,
     private readonly events: JobEventStream,
+    private readonly runTimes: RunTimes,
   ) {}
 
   /** Starts the job and returns at once; the job occupies a slot until it settles. */
@@ -94,10 +97,12 @@ export class JobExecutor {
   }
 
   private async run(entry: RunningJob): Promise<void> {
+    const startedAt = performance.now();
     try {
       const outcome = await this.execute(entry);
       if (outcome) this.completer.push(outcome);
     } finally {
+      this.runTimes.record(entry.job.jobType, performance.now() - startedAt);
       this.running.delete(entry);
       this.onSlotFreed(entry.job.jobType);
     }

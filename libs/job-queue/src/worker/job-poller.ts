@@ -26,6 +26,8 @@ import { JobTypePauses } from './job-type-pauses';
 import { databaseErrorText } from '../errors/database-error.util';
 import { ClaimCursors } from './claim-cursors';
 import { RateWindowWakeup } from './rate-window-wakeup';
+import { HoardedJobsWatch } from './hoarded-jobs-watch';
+import { RunTimes } from './run-times';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
 type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
@@ -38,7 +40,8 @@ type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
  * With `worker.prefetch`, a claim also takes up to that many jobs more than the free slots; they
  * wait in `PrefetchedJobs` and start, in claim order, as slots free, each only while its lease is
  * current; the next claim goes out once half of them have started. Held jobs that may not start
- * (their lease lapsed, their type paused) are handed back, their attempt given back.
+ * (their lease lapsed, their type paused) are handed back, their attempt given back, and so are
+ * those that waited longer than their `holdLimitMs` for a slot (`HoardedJobsWatch`).
  *
  * One claim per poll, across every type in one priority order (priority DESC, created_at, id):
  * a type at its own `concurrency` limit is left out of that claim (it neither jumps the queue nor
@@ -85,6 +88,10 @@ export class JobPoller {
   private stopListeningToPauses: (() => void) | undefined;
   private stopListeningToWakeups: (() => void) | undefined;
   private readonly cursors = new ClaimCursors();
+  /** Hands back held jobs that waited too long for a slot (see `HoardedJobsWatch`). */
+  private readonly hoarded: HoardedJobsWatch;
+  /** Held jobs were handed back for want of a slot: claim none ahead of slots until one frees. */
+  private slotsBusy = false;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -96,7 +103,15 @@ export class JobPoller {
     @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
     private readonly pauses: JobTypePauses,
     private readonly wakeup: ClaimWakeup,
-  ) {}
+    runTimes: RunTimes,
+  ) {
+    this.hoarded = new HoardedJobsWatch(
+      prefetched,
+      runTimes,
+      (jobs, why) => this.handBack(jobs, why),
+      () => (this.slotsBusy = true),
+    );
+  }
 
   private get worker(): ResolvedWorkerOptions {
     return this.options.worker as ResolvedWorkerOptions;
@@ -129,6 +144,7 @@ export class JobPoller {
     this.stopListeningToWakeups = this.wakeup.listen(() => this.wake());
     this.executor.onSlotFreed = (jobType) => {
       if (this.stopped) return;
+      this.slotsBusy = false;
       this.startPrefetched();
       if (this.prefetched.size > this.worker.prefetch / 2) return;
       if (this.saturated || this.rateWaitsForSlot || this.typesAtLimit.has(jobType)) this.wake();
@@ -157,6 +173,7 @@ export class JobPoller {
     clearTimeout(this.notifyTimer);
     this.notifyTimer = undefined;
     this.rateWindows?.cancel();
+    this.hoarded.cancel();
     await this.interval?.stop();
     await this.polling;
     // Not started, and never will be: the worker hands them back with the rest it holds.
@@ -348,6 +365,7 @@ export class JobPoller {
         : [...startFirst, ...jobs.filter((job) => !this.rateLimitedTypes.has(job.jobType))];
     for (const job of inOrder) this.prefetched.push(job, sentAt);
     this.startPrefetched();
+    this.hoarded.arm();
     this.saturated = jobs.length === limit;
     return jobs.length;
   }
@@ -414,9 +432,13 @@ export class JobPoller {
     if (taken < room) void this.rateWindows?.afterClaim(rateTypes);
   }
 
-  /** Jobs the next claim may take: the free slots (at most `batchSize`) plus prefetch room. */
+  /**
+   * Jobs the next claim may take: the free slots (at most `batchSize`) plus prefetch room, none
+   * of it while held jobs were handed back for want of a slot and none has freed since.
+   */
   private freeSlots(): number {
-    const { concurrency, batchSize, prefetch } = this.worker;
+    const { concurrency, batchSize } = this.worker;
+    const prefetch = this.slotsBusy ? 0 : this.worker.prefetch;
     const held = this.running.size + this.prefetched.size;
     return Math.min(concurrency + prefetch - held, batchSize + prefetch);
   }

@@ -23,10 +23,11 @@ export interface RefusedJobs {
   paused: Job[];
 }
 
-/** A job waiting here, and when its lease was last renewed (`performance.now()`, ms). */
+/** A job waiting here, when it was claimed and when its lease was last renewed (`performance.now()`, ms). */
 interface HeldJob {
   job: Job;
   key: string;
+  heldSince: number;
   leaseRenewedAt: number;
 }
 
@@ -71,7 +72,12 @@ export class PrefetchedJobs {
 
   /** Holds `job`, claimed by a statement sent at `claimSentAt` (`performance.now()`). */
   push(job: Job, claimSentAt: number): void {
-    this.jobs.push({ job, key: runKey(job.id, job.runToken), leaseRenewedAt: claimSentAt });
+    this.jobs.push({
+      job,
+      key: runKey(job.id, job.runToken),
+      heldSince: claimSentAt,
+      leaseRenewedAt: claimSentAt,
+    });
     this.count(job.jobType, 1);
   }
 
@@ -117,6 +123,25 @@ export class PrefetchedJobs {
     if (runKeys.size === 0) return types;
     for (const held of this.jobs) if (runKeys.has(held.key)) types.add(held.job.jobType);
     return types;
+  }
+
+  /**
+   * Takes out the jobs held longer than `holdLimitMs` of their type allows and returns them, to
+   * hand back: a worker whose slots are busy does not sit on jobs another could run.
+   */
+  takeOverdue(holdLimitMs: (jobType: string) => number, now = performance.now()): Job[] {
+    if (this.jobs.length === 0) return [];
+    return this.dropWhere((held) => now - held.heldSince >= holdLimitMs(held.job.jobType));
+  }
+
+  /** When the first held job becomes overdue (`performance.now()`, ms); `undefined`: none held. */
+  firstOverdueAt(holdLimitMs: (jobType: string) => number): number | undefined {
+    let first: number | undefined;
+    for (const held of this.jobs) {
+      const at = held.heldSince + holdLimitMs(held.job.jobType);
+      if (first === undefined || at < first) first = at;
+    }
+    return first;
   }
 
   /** Drops every held job of `jobType` (paused) and returns them, to hand back. */

@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+
+/** Runs per type a median is taken over: the latest ones, so it follows a type that changes. */
+const SAMPLES_PER_TYPE = 31;
+
+/**
+ * How long this worker's recent runs of each type took (from start to settling, by a monotonic
+ * clock): the median of the last `SAMPLES_PER_TYPE`, for how long a held job may wait for a slot.
+ */
+@Injectable()
+export class RunTimes {
+  private readonly samples = new Map<string, { ms: number[]; next: number }>();
+
+  record(jobType: string, ms: number): void {
+    let type = this.samples.get(jobType);
+    if (!type) this.samples.set(jobType, (type = { ms: [], next: 0 }));
+    if (type.ms.length < SAMPLES_PER_TYPE) type.ms.push(ms);
+    else type.ms[type.next] = ms;
+    type.next = (type.next + 1) % SAMPLES_PER_TYPE;
+  }
+
+  /** The median run time of `jobType` here, in ms; `undefined` before its first run ends. */
+  median(jobType: string): number | undefined {
+    const ms = this.samples.get(jobType)?.ms;
+    if (!ms || ms.length === 0) return undefined;
+    const sorted = [...ms].sort((a, b) => a - b);
+    const middle = sorted.length >> 1;
+    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  }
+}

@@ -1,0 +1,112 @@
+import { DataSource } from 'typeorm';
+import { QueueService } from 'nest-pg-job-queue';
+import { ChildWorkers, CREATE_JOB_RUNS_TABLE, WorkerProcessConfig } from '../support/child-workers';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
+
+const LONG_MS = 8_000;
+const SHORT = 10;
+
+/**
+ * Worker A's two slots are busy with long jobs and it holds ten short ones ahead of its slots
+ * (`prefetch`); worker B is idle. A hands the short jobs back once they have waited a second for
+ * a slot, and claims no more ahead of its slots while none frees: every short job starts on B
+ * before any of A's long jobs ends (by the database's clock).
+ */
+describe('worker: held jobs are handed back when no slot frees for them', () => {
+  const children = new ChildWorkers();
+  let db: TestDatabase;
+  let producer: QueueTestingModule;
+  let queue: QueueService;
+  let dataSource: DataSource;
+
+  const config = (workerId: string, extra: Partial<WorkerProcessConfig>): WorkerProcessConfig => ({
+    databaseUrl: db.url,
+    workerId,
+    pollIntervalMs: 200,
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    producer = await createQueueTestingModule({ url: db.url });
+    ({ queue, dataSource } = producer);
+    await dataSource.query(CREATE_JOB_RUNS_TABLE);
+  });
+
+  afterAll(async () => {
+    await children.killAll();
+    await producer?.close();
+    await db?.drop();
+  });
+
+  it('every short job starts on the idle worker before a long job ends', async () => {
+    const long = await queue.enqueueMany(
+      [0, 1].map((i) => ({ type: 'slow', data: { i }, priority: 200 })),
+    );
+    const short = await queue.enqueueMany(
+      Array.from({ length: SHORT }, (_, i) => ({ type: 'alpha', data: { i } })),
+    );
+    const shortIds = short.map((job) => job.id);
+
+    const a = children.spawn(
+      config('hoard-a', { concurrency: 2, prefetch: SHORT, slowMs: LONG_MS }),
+    );
+    await a.waitUntilReady();
+    // A holds every short job: claimed (running, leased to A) with no slot to start in.
+    await waitFor(
+      async () => {
+        const [{ n }] = await dataSource.query(
+          `SELECT count(*)::int AS n FROM job_queue.jobs
+           WHERE id = ANY($1::bigint[]) AND worker_id = 'hoard-a'`,
+          [shortIds],
+        );
+        return n === SHORT;
+      },
+      { description: 'worker A to hold every short job' },
+    );
+    const b = children.spawn(config('hoard-b', { concurrency: 4 }));
+    await b.waitUntilReady();
+
+    await waitFor(
+      async () => {
+        const [{ n }] = await dataSource.query(
+          `SELECT count(*)::int AS n FROM job_queue.jobs
+           WHERE id = ANY($1::bigint[]) AND status = 'completed'`,
+          [shortIds],
+        );
+        return n === SHORT;
+      },
+      { description: 'every short job to complete', timeoutMs: LONG_MS * 2 },
+    );
+    const runs: Array<{ worker_id: string; started_at: Date }> = await dataSource.query(
+      `SELECT worker_id, started_at FROM job_runs WHERE job_id = ANY($1::bigint[])`,
+      [shortIds],
+    );
+    expect(runs).toHaveLength(SHORT); // each ran once, none on A
+    expect(new Set(runs.map((run) => run.worker_id))).toEqual(new Set(['hoard-b']));
+    const lastShortStart = Math.max(...runs.map((run) => run.started_at.getTime()));
+
+    await waitFor(
+      async () => {
+        const rows: Array<{ completed_at: Date | null }> = await dataSource.query(
+          `SELECT completed_at FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
+          [long.map((job) => job.id)],
+        );
+        return rows.every((row) => row.completed_at !== null) ? rows : undefined;
+      },
+      { description: 'the long jobs to complete', timeoutMs: LONG_MS * 2 },
+    ).then((rows) => {
+      const firstLongEnd = Math.min(...rows.map((row) => (row.completed_at as Date).getTime()));
+      expect(lastShortStart).toBeLessThan(firstLongEnd);
+    });
+    // The short jobs were handed back unstarted, their attempt given back: one attempt each.
+    const attempts = await dataSource.query(
+      `SELECT DISTINCT attempts FROM job_queue.jobs WHERE id = ANY($1::bigint[])`,
+      [shortIds],
+    );
+    expect(attempts).toEqual([{ attempts: 1 }]);
+    expect(a.outputTail()).toMatch(/Handed 10 held job\(s\) back unstarted: no slot freed within/);
+  });
+});
