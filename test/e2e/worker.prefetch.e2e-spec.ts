@@ -2,7 +2,12 @@ import { JobStatus, JobWorker } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
 import { waitFor } from '../support/wait-for';
 import { useGatedWorkerFile } from '../support/gated-worker';
-import { FREE_JOB, LIMITED_CONCURRENCY, LIMITED_JOB } from '../fixtures/concurrency.handlers';
+import {
+  FREE_JOB,
+  LIMITED_CONCURRENCY,
+  LIMITED_JOB,
+  ORDERED_JOB,
+} from '../fixtures/concurrency.handlers';
 
 interface HeldRow {
   id: string;
@@ -90,6 +95,34 @@ describe('worker: prefetch', () => {
     await waitFor(() => probe.completed.length === 9, { description: 'every job to run' });
     expect(probe.maxInFlight[LIMITED_JOB]).toBe(LIMITED_CONCURRENCY);
     expect(probe.maxInFlight.total).toBe(3);
+  });
+
+  it('never holds a job of an ordered type: it waits for a free slot, better jobs or not', async () => {
+    const [running] = await enqueue(FREE_JOB, 1);
+    const { probe, workerId } = await file.start({
+      worker: { concurrency: 1, prefetch: 10, pollIntervalMs: 20 },
+    });
+    await waitFor(() => probe.inFlight.total === 1, { description: 'the slot to be taken' });
+    const ordered = (
+      await file.producer.queue.enqueueMany(
+        ['a', 'b', 'c'].map((key) => ({
+          type: ORDERED_JOB,
+          data: {},
+          priority: 200,
+          concurrencyKey: key,
+        })),
+      )
+    ).map((job) => job.id);
+    const later = await enqueue(FREE_JOB, 5);
+
+    // The five later free jobs are held: claims had room ahead of the slot, and the better
+    // ordered jobs were not taken into it.
+    await untilHeld(workerId, 6, 'the running job and the five later ones held');
+    expect((await held(workerId)).map((row) => row.id).sort()).toEqual([running, ...later].sort());
+
+    probe.gate.open();
+    await waitFor(() => probe.completed.length === 9, { description: 'every job to run' });
+    expect(new Set(probe.started)).toEqual(new Set([running, ...ordered, ...later]));
   });
 
   it('hands prefetched jobs back on shutdown, their attempt given back, without running them', async () => {

@@ -65,10 +65,16 @@ export class JobPoller {
   private claimPolicy: ClaimPolicy | undefined;
   /** Types at their own limit at the last poll: a slot of theirs freeing wakes the poller. */
   private typesAtLimit = new Set<string>();
-  /** The types with a `rateLimit`: claimed only into free slots. */
+  /** The types with a `rateLimit`: their windows are watched (`watchRateWindows`). */
   private rateLimitedTypes = new Set<string>();
-  /** The last poll had no free slot for a rate-limited type: any slot freeing wakes the poller. */
-  private rateWaitsForSlot = false;
+  /**
+   * The types never held ahead of a slot, claimed only into free ones: the rate-limited (a held
+   * job would start outside the window its claim counted it in) and the ordered (a held job
+   * would hold its key's turn without running).
+   */
+  private neverHeldTypes = new Set<string>();
+  /** The last poll had no free slot for a never-held type: any slot freeing wakes the poller. */
+  private unheldWaitForSlot = false;
   private rateWindows: RateWindowWakeup | undefined;
 
   private stopped = true;
@@ -124,6 +130,10 @@ export class JobPoller {
     this.rateLimitedTypes = new Set(
       jobTypes.filter((jobType) => this.registry.rateLimited(jobType)),
     );
+    this.neverHeldTypes = new Set([
+      ...this.rateLimitedTypes,
+      ...jobTypes.filter((jobType) => this.registry.get(jobType)?.options.limits.ordered),
+    ]);
     this.rateWindows ??= new RateWindowWakeup(
       this.dataSource,
       this.options.schema,
@@ -147,7 +157,7 @@ export class JobPoller {
       this.slotsBusy = false;
       this.startPrefetched();
       if (this.prefetched.size > this.worker.prefetch / 2) return;
-      if (this.saturated || this.rateWaitsForSlot || this.typesAtLimit.has(jobType)) this.wake();
+      if (this.saturated || this.unheldWaitForSlot || this.typesAtLimit.has(jobType)) this.wake();
     };
     this.interval ??= new ScheduledTask(
       this.schedulerRegistry,
@@ -313,9 +323,9 @@ export class JobPoller {
       return undefined;
     }
     this.typesAtLimit = new Set();
-    // A rate-limited job is never held: it must start inside the window its claim counted it in.
+    // A rate-limited or ordered job is never held (see `neverHeldTypes`).
     const freeNow = Math.max(0, this.worker.concurrency - this.running.size - this.prefetched.size);
-    this.rateWaitsForSlot = false;
+    this.unheldWaitForSlot = false;
     const caps = this.jobTypes.map((jobType, i) => {
       const typeLimit = this.typeLimits[i];
       let free: number | null = null;
@@ -324,8 +334,8 @@ export class JobPoller {
         free = Math.max(0, typeLimit - held);
         if (free === 0) this.typesAtLimit.add(jobType);
       }
-      if (!this.rateLimitedTypes.has(jobType)) return free;
-      if (freeNow === 0 && free !== 0) this.rateWaitsForSlot = true;
+      if (!this.neverHeldTypes.has(jobType)) return free;
+      if (freeNow === 0 && free !== 0) this.unheldWaitForSlot = true;
       return Math.min(free ?? freeNow, freeNow);
     });
     if (this.typesAtLimit.size === this.jobTypes.length) {
@@ -355,14 +365,14 @@ export class JobPoller {
     const { jobs } = claimed;
     this.watchRateWindows(caps, jobs);
     // Best first: what has waited here longest starts first, then the new jobs in claim order,
-    // but for the rate-limited ones, which go first: the claim took no more of them than there
+    // but for the never-held ones, which go first: the claim took no more of them than there
     // were free slots (nothing was held then), and a job of this claim that started before them
     // would leave one held.
-    const startFirst = jobs.filter((job) => this.rateLimitedTypes.has(job.jobType));
+    const startFirst = jobs.filter((job) => this.neverHeldTypes.has(job.jobType));
     const inOrder =
       startFirst.length === 0
         ? jobs
-        : [...startFirst, ...jobs.filter((job) => !this.rateLimitedTypes.has(job.jobType))];
+        : [...startFirst, ...jobs.filter((job) => !this.neverHeldTypes.has(job.jobType))];
     for (const job of inOrder) this.prefetched.push(job, sentAt);
     this.startPrefetched();
     this.hoarded.arm();
