@@ -202,6 +202,18 @@ module.exports = {
       'JobQueueModule, worker concurrency 50 and prefetch 200 (claims up to 200 ahead)',
       SAME_PRODUCER,
     ),
+    variant(
+      'ours-auto',
+      { concurrency: 50, prefetch: 'auto' },
+      "JobQueueModule, worker concurrency 50 and prefetch 'auto' (sized from its run times and claims)",
+      SAME_PRODUCER,
+    ),
+    variant(
+      'ours-c10-auto',
+      { concurrency: 10, prefetch: 'auto' },
+      "JobQueueModule, worker concurrency 10 and prefetch 'auto'",
+      SAME_PRODUCER,
+    ),
     // What remote job events (a NOTIFY per claim, progress and outcome statement) cost.
     variant(
       'ours-events',

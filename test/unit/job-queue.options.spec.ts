@@ -151,6 +151,12 @@ describe('resolveJobQueueOptions', () => {
     ['worker.batchSize 0', { worker: { batchSize: 0 } }, 'worker.batchSize', ': 0.'],
     ['worker.prefetch -1', { worker: { prefetch: -1 } }, 'worker.prefetch', ': -1.'],
     ['worker.prefetch 10001', { worker: { prefetch: 10_001 } }, 'worker.prefetch', ': 10001.'],
+    [
+      'worker.prefetch "on"',
+      { worker: { prefetch: 'on' } },
+      'worker.prefetch',
+      `'auto' or an integer`,
+    ],
     ['worker.pollIntervalMs 0', { worker: { pollIntervalMs: 0 } }, 'worker.pollIntervalMs', ': 0.'],
     ['worker.jobTypes []', { worker: { jobTypes: [] } }, 'worker.jobTypes', '[]'],
     [

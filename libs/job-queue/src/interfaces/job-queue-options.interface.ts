@@ -13,9 +13,13 @@ export interface JobQueueWorkerOptions {
    * graphile-worker's local queue): a busy worker of short jobs claims in bigger, fewer round
    * trips. A held job is already leased to this worker (status `running`, `startedAt` its claim
    * time), no other node can take it, and it runs after the jobs ahead of it here; cancel drops
-   * it, shutdown hands it back. Default: 0 (claim only for free slots). At most 10,000.
+   * it, shutdown hands it back; one not started within max(1 s, 2 × its type's median run time)
+   * is handed back. `'auto'` sizes it from this worker's own figures: the jobs its slots finish
+   * in four claim round trips (4 × concurrency × the median claim round trip / the median run
+   * time), at most 4 × `concurrency`; none until runs have been timed. A number fixes it (at most
+   * 10,000). Default: 0 (claim only for free slots).
    */
-  prefetch?: number;
+  prefetch?: number | 'auto';
   /** How often an idle worker polls; `LISTEN` wakes it sooner. Default: 1000. */
   pollIntervalMs?: number;
   /** Claim only these types. Default: every type this process has a `@JobHandler` for. */

@@ -37,7 +37,7 @@ export interface ResolvedWorkerOptions {
   concurrency: number;
   batchSize: number;
   /** Jobs claimed ahead of free slots and held here (see `JobQueueWorkerOptions.prefetch`). */
-  prefetch: number;
+  prefetch: number | 'auto';
   pollIntervalMs: number;
   /** `undefined`: the types of the discovered handlers. */
   jobTypes: string[] | undefined;

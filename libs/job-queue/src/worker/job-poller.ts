@@ -28,6 +28,7 @@ import { ClaimCursors } from './claim-cursors';
 import { RateWindowWakeup } from './rate-window-wakeup';
 import { HoardedJobsWatch } from './hoarded-jobs-watch';
 import { RunTimes } from './run-times';
+import { PrefetchSize } from './prefetch-size';
 
 /** What every claim of this worker passes for its types, but the caps (made per poll). */
 type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
@@ -98,6 +99,8 @@ export class JobPoller {
   private readonly hoarded: HoardedJobsWatch;
   /** Held jobs were handed back for want of a slot: claim none ahead of slots until one frees. */
   private slotsBusy = false;
+  /** How many jobs a claim may take ahead of the free slots (`worker.prefetch`). */
+  private prefetchSize: PrefetchSize | undefined;
 
   constructor(
     @Inject(JOB_QUEUE_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -109,7 +112,7 @@ export class JobPoller {
     @Inject(JOB_QUEUE_SCHEDULER) private readonly schedulerRegistry: SchedulerRegistry,
     private readonly pauses: JobTypePauses,
     private readonly wakeup: ClaimWakeup,
-    runTimes: RunTimes,
+    private readonly runTimes: RunTimes,
   ) {
     this.hoarded = new HoardedJobsWatch(
       prefetched,
@@ -149,6 +152,11 @@ export class JobPoller {
       backoffMaxMs: policies.map((policy) => policy.backoff.maxDelayMs),
       backoffJitter: policies.map((policy) => policy.backoff.jitter),
     };
+    this.prefetchSize ??= new PrefetchSize(
+      this.worker.prefetch,
+      this.worker.concurrency,
+      this.runTimes,
+    );
     this.stopped = false;
     this.stopListeningToPauses = this.pauses.listen((jobType) => this.dropPaused(jobType));
     this.stopListeningToWakeups = this.wakeup.listen(() => this.wake());
@@ -156,7 +164,7 @@ export class JobPoller {
       if (this.stopped) return;
       this.slotsBusy = false;
       this.startPrefetched();
-      if (this.prefetched.size > this.worker.prefetch / 2) return;
+      if (this.prefetched.size > this.prefetchJobs() / 2) return;
       if (this.saturated || this.unheldWaitForSlot || this.typesAtLimit.has(jobType)) this.wake();
     };
     this.interval ??= new ScheduledTask(
@@ -361,6 +369,7 @@ export class JobPoller {
       this.cursors.rescanSoon(); // it may have been the claim from the heads
       throw error;
     }
+    this.prefetchSize?.claimTook(performance.now() - sentAt);
     this.cursors.advance(claimed.ends);
     const { jobs } = claimed;
     this.watchRateWindows(caps, jobs);
@@ -442,13 +451,17 @@ export class JobPoller {
     if (taken < room) void this.rateWindows?.afterClaim(rateTypes);
   }
 
+  private prefetchJobs(): number {
+    return this.prefetchSize?.jobs ?? 0;
+  }
+
   /**
    * Jobs the next claim may take: the free slots (at most `batchSize`) plus prefetch room, none
    * of it while held jobs were handed back for want of a slot and none has freed since.
    */
   private freeSlots(): number {
     const { concurrency, batchSize } = this.worker;
-    const prefetch = this.slotsBusy ? 0 : this.worker.prefetch;
+    const prefetch = this.slotsBusy ? 0 : this.prefetchJobs();
     const held = this.running.size + this.prefetched.size;
     return Math.min(concurrency + prefetch - held, batchSize + prefetch);
   }

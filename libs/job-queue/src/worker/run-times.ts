@@ -10,8 +10,20 @@ const SAMPLES_PER_TYPE = 31;
 @Injectable()
 export class RunTimes {
   private readonly samples = new Map<string, { ms: number[]; next: number }>();
+  /** Every type's runs together, under a key no job type has (types are non-blank). */
+  private static readonly ALL = '';
 
   record(jobType: string, ms: number): void {
+    this.add(jobType, ms);
+    this.add(RunTimes.ALL, ms);
+  }
+
+  /** The median run time of the worker's latest runs, whatever their type. */
+  medianOfAll(): number | undefined {
+    return this.median(RunTimes.ALL);
+  }
+
+  private add(jobType: string, ms: number): void {
     let type = this.samples.get(jobType);
     if (!type) this.samples.set(jobType, (type = { ms: [], next: 0 }));
     if (type.ms.length < SAMPLES_PER_TYPE) type.ms.push(ms);
