@@ -49,37 +49,30 @@ describe('worker: held jobs are handed back when no slot frees for them', () => 
       Array.from({ length: SHORT }, (_, i) => ({ type: 'alpha', data: { i } })),
     );
     const shortIds = short.map((job) => job.id);
+    /** How many of the short jobs are in the state `where` says (a constant of this test). */
+    const shortJobs = async (where: string): Promise<number> =>
+      (
+        await dataSource.query(
+          `SELECT count(*)::int AS n FROM job_queue.jobs WHERE id = ANY($1::bigint[]) AND ${where}`,
+          [shortIds],
+        )
+      )[0].n;
 
     const a = children.spawn(
       config('hoard-a', { concurrency: 2, prefetch: SHORT, slowMs: LONG_MS }),
     );
     await a.waitUntilReady();
     // A holds every short job: claimed (running, leased to A) with no slot to start in.
-    await waitFor(
-      async () => {
-        const [{ n }] = await dataSource.query(
-          `SELECT count(*)::int AS n FROM job_queue.jobs
-           WHERE id = ANY($1::bigint[]) AND worker_id = 'hoard-a'`,
-          [shortIds],
-        );
-        return n === SHORT;
-      },
-      { description: 'worker A to hold every short job' },
-    );
+    await waitFor(async () => (await shortJobs(`worker_id = 'hoard-a'`)) === SHORT, {
+      description: 'worker A to hold every short job',
+    });
     const b = children.spawn(config('hoard-b', { concurrency: 4 }));
     await b.waitUntilReady();
 
-    await waitFor(
-      async () => {
-        const [{ n }] = await dataSource.query(
-          `SELECT count(*)::int AS n FROM job_queue.jobs
-           WHERE id = ANY($1::bigint[]) AND status = 'completed'`,
-          [shortIds],
-        );
-        return n === SHORT;
-      },
-      { description: 'every short job to complete', timeoutMs: LONG_MS * 2 },
-    );
+    await waitFor(async () => (await shortJobs(`status = 'completed'`)) === SHORT, {
+      description: 'every short job to complete',
+      timeoutMs: LONG_MS * 2,
+    });
     const runs: Array<{ worker_id: string; started_at: Date }> = await dataSource.query(
       `SELECT worker_id, started_at FROM job_runs WHERE job_id = ANY($1::bigint[])`,
       [shortIds],
