@@ -69,6 +69,29 @@ describe('uniqueness across processes', () => {
       expect(Number(movedBy)).toBeGreaterThan(600_000);
     });
 
+    it("debounce in callers' transactions: the job holds exactly the last committed call's data", async () => {
+      const key = `debounce-tx:${api}`;
+      const results = await producers.round(
+        CALLS,
+        batch,
+        { uniqueKey: key, debounceMs: 600_000 },
+        { inTransaction: true },
+      );
+
+      const [row] = await app.dataSource.query(
+        `SELECT id, data, xmin::text AS xmin FROM job_queue.jobs WHERE unique_key = $1`,
+        [key],
+      );
+      expect(count(results, 'created')).toBe(1);
+      expect(count(results, 'replaced')).toBe(items - 1);
+      // The row's version is the last committed writer's: its transaction id names the call.
+      const writers = results.filter((item) => item.txid === row.xmin);
+      expect(writers).toHaveLength(Math.max(batch, 1));
+      const last = writers[writers.length - 1];
+      expect(row.data).toEqual(last.data);
+      expect(last.call).toBe(CALLS - 1);
+    });
+
     it('throttle: one job per window; each window created once, every other item skipped', async () => {
       const key = `throttle:${api}`;
       const results = await producers.round(CALLS, batch, { uniqueKey: key, throttleMs: 250 });

@@ -13,6 +13,8 @@ export interface ProducedItem {
   outcome: 'created' | 'replaced' | 'skipped';
   id: string;
   data: { producer: string; call: number; item: number };
+  /** The call's transaction id, with `inTransaction` (32-bit, as `xmin` shows it). */
+  txid?: string;
 }
 
 /** One producer process: the lines it printed, and a way to wait for the next one. */
@@ -83,14 +85,17 @@ export class ProducerProcesses {
     await Promise.all(this.producers.map((producer) => producer.nextLine('ready', timeoutMs)));
   }
 
-  /** Every producer runs `calls` enqueues (of `batch` items, 0: `enqueueWithOutcome`) at once. */
+  /**
+   * Every producer runs `calls` enqueues (of `batch` items, 0: `enqueueWithOutcome`) at once,
+   * each in a transaction of its own with `inTransaction`.
+   */
   async round(
     calls: number,
     batch: number,
     options: JobOptions,
-    timeoutMs = 60_000,
+    { inTransaction = false, timeoutMs = 60_000 } = {},
   ): Promise<ProducedItem[]> {
-    const line = `${JSON.stringify({ calls, batch, options })}\n`;
+    const line = `${JSON.stringify({ calls, batch, options, inTransaction })}\n`;
     for (const producer of this.producers) producer.child.stdin?.write(line);
     const results = await Promise.all(
       this.producers.map(async (producer) =>
