@@ -125,6 +125,25 @@ describe('worker: prefetch', () => {
     expect(new Set(probe.started)).toEqual(new Set([running, ...ordered, ...later]));
   });
 
+  it('a better job claimed later starts before the worse ones held before it', async () => {
+    const [running] = await enqueue(FREE_JOB, 1, 100);
+    const { probe, workerId } = await file.start({
+      worker: { concurrency: 1, prefetch: 10, pollIntervalMs: 20 },
+    });
+    await waitFor(() => probe.inFlight.total === 1, { description: 'the slot to be taken' });
+    const heldBefore = await enqueue(FREE_JOB, 10, 100);
+    await untilHeld(workerId, 11, 'the running job and ten held');
+    const [urgent] = await enqueue(FREE_JOB, 1, 500);
+
+    probe.gate.open();
+    await waitFor(() => probe.completed.length === 12, { description: 'every job to run' });
+    // The next claim goes out once half of the held jobs have started; what it brings that is
+    // better than the rest held starts first.
+    const lastHeldStart = Math.max(...heldBefore.map((id) => probe.started.indexOf(id)));
+    expect(probe.started[0]).toBe(running);
+    expect(probe.started.indexOf(urgent)).toBeLessThan(lastHeldStart);
+  });
+
   it('hands prefetched jobs back on shutdown, their attempt given back, without running them', async () => {
     const ids = await enqueue(FREE_JOB, 10);
     const { app, probe, workerId } = await file.start({

@@ -5,7 +5,7 @@ import { PrefetchedJobs } from '../../libs/job-queue/src/worker/prefetched-jobs'
 import { RunTimes } from '../../libs/job-queue/src/worker/run-times';
 
 const job = (id: string, jobType: string): Job =>
-  Object.assign(new Job(), { id, jobType, runToken: 1 });
+  Object.assign(new Job(), { id, jobType, runToken: 1, priority: 100 });
 
 describe('RunTimes: the median of each type’s recent runs', () => {
   it('is unknown before a run ends, then the middle value (or the mean of the two middle ones)', () => {

@@ -8,13 +8,38 @@ import {
 import { runKey } from '../../libs/job-queue/src/worker/running-job';
 
 const job = (id: string, jobType = 'demo', runToken = 1): Job =>
-  Object.assign(new Job(), { id, jobType, runToken });
+  Object.assign(new Job(), { id, jobType, runToken, priority: 100 });
 
 // staleAfterMs 3000, heartbeat every 1000: a held job may start until 2000 ms after the claim
 // (or the heartbeat) that last renewed it was sent.
 const held = () =>
   new PrefetchedJobs(resolveJobQueueOptions({ staleAfterMs: 3_000, heartbeatIntervalMs: 1_000 }));
 const refusals = (): RefusedJobs => ({ leaseLapsed: [], paused: [] });
+
+describe('PrefetchedJobs: held jobs start best first', () => {
+  const ranked = (id: string, priority: number): Job =>
+    Object.assign(new Job(), { id, jobType: 'demo', runToken: 1, priority });
+  const order = (jobs: PrefetchedJobs): string[] => {
+    const ids: string[] = [];
+    for (let job = jobs.next(refusals(), 1); job; job = jobs.next(refusals(), 1)) ids.push(job.id);
+    return ids;
+  };
+
+  it("puts a later claim's better jobs ahead of the worse ones held, after those as good", () => {
+    const jobs = held();
+    jobs.holdClaimed([], [ranked('a', 200), ranked('b', 100), ranked('c', 100)], 0);
+    jobs.holdClaimed([], [ranked('d', 300), ranked('e', 100), ranked('f', 50)], 0);
+    expect(order(jobs)).toEqual(['d', 'a', 'b', 'c', 'e', 'f']);
+  });
+
+  it("puts a claim's jobs to start now ahead of everything held, whatever their priority", () => {
+    const jobs = held();
+    jobs.holdClaimed([], [ranked('a', 200)], 0);
+    jobs.holdClaimed([ranked('rate', 1)], [ranked('b', 300)], 0);
+    expect(order(jobs)).toEqual(['rate', 'b', 'a']);
+    expect(jobs.countOf('demo')).toBe(0);
+  });
+});
 
 describe('PrefetchedJobs: a held job starts only while its lease is current', () => {
   it('starts a job until staleAfterMs - heartbeatIntervalMs after its claim was sent, not after', () => {

@@ -39,7 +39,7 @@ type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
  * work than it could take; polls never overlap (a wake during a poll runs one more poll after it).
  *
  * With `worker.prefetch`, a claim also takes up to that many jobs more than the free slots; they
- * wait in `PrefetchedJobs` and start, in claim order, as slots free, each only while its lease is
+ * wait in `PrefetchedJobs` and start, best first, as slots free, each only while its lease is
  * current; the next claim goes out once half of them have started. Held jobs that may not start
  * (their lease lapsed, their type paused) are handed back, their attempt given back, and so are
  * those that waited longer than their `holdLimitMs` for a slot (`HoardedJobsWatch`).
@@ -373,16 +373,13 @@ export class JobPoller {
     this.cursors.advance(claimed.ends);
     const { jobs } = claimed;
     this.watchRateWindows(caps, jobs);
-    // Best first: what has waited here longest starts first, then the new jobs in claim order,
-    // but for the never-held ones, which go first: the claim took no more of them than there
-    // were free slots (nothing was held then), and a job of this claim that started before them
-    // would leave one held.
+    // Best first: the new jobs go in by priority among those held, but for the never-held
+    // ones, which go first: the claim took no more of them than there were free slots beside
+    // what is held, and a better job of this claim that started before them would leave one held.
     const startFirst = jobs.filter((job) => this.neverHeldTypes.has(job.jobType));
-    const inOrder =
-      startFirst.length === 0
-        ? jobs
-        : [...startFirst, ...jobs.filter((job) => !this.neverHeldTypes.has(job.jobType))];
-    for (const job of inOrder) this.prefetched.push(job, sentAt);
+    const rest =
+      startFirst.length === 0 ? jobs : jobs.filter((job) => !this.neverHeldTypes.has(job.jobType));
+    this.prefetched.holdClaimed(startFirst, rest, sentAt);
     this.startPrefetched();
     this.hoarded.arm();
     this.saturated = jobs.length === limit;
@@ -390,7 +387,7 @@ export class JobPoller {
   }
 
   /**
-   * Starts held jobs into the free slots, those held longest first, each only if it may start
+   * Starts held jobs into the free slots, best first, each only if it may start
    * now (`PrefetchedJobs.next`); the others are handed back.
    */
   private startPrefetched(): void {

@@ -32,8 +32,9 @@ interface HeldJob {
 }
 
 /**
- * Jobs claimed and not started yet, waiting in this process for a slot, in the order they were
- * claimed (best first): those claimed ahead of free slots (`worker.prefetch`), and for a moment
+ * Jobs claimed and not started yet, waiting in this process for a slot, best first: by priority,
+ * and in the order they were claimed within one (a later claim's better job goes ahead of the
+ * worse ones held): those claimed ahead of free slots (`worker.prefetch`), and for a moment
  * every claimed job on its way to its slot. Each is claimed like any other (running, leased to
  * this worker, its attempt counted): the heartbeat renews their leases, a cancel or a lost lease
  * drops them, and shutdown hands them back with the rest of what the worker holds.
@@ -72,17 +73,38 @@ export class PrefetchedJobs {
 
   /** Holds `job`, claimed by a statement sent at `claimSentAt` (`performance.now()`). */
   push(job: Job, claimSentAt: number): void {
-    this.jobs.push({
-      job,
-      key: runKey(job.id, job.runToken),
-      heldSince: claimSentAt,
-      leaseRenewedAt: claimSentAt,
-    });
-    this.count(job.jobType, 1);
+    this.holdClaimed([], [job], claimSentAt);
   }
 
   /**
-   * Takes out the job held longest that may start now (see the class). Held jobs ahead of it
+   * Holds a claim's jobs, claimed by a statement sent at `claimSentAt`: `first` ahead of every
+   * job held (they are to start now), `rest` (best first, as the claim returns them) merged
+   * into what is held by priority, after the held jobs of the same priority.
+   */
+  holdClaimed(first: readonly Job[], rest: readonly Job[], claimSentAt: number): void {
+    const hold = (job: Job): HeldJob => {
+      this.count(job.jobType, 1);
+      return {
+        job,
+        key: runKey(job.id, job.runToken),
+        heldSince: claimSentAt,
+        leaseRenewedAt: claimSentAt,
+      };
+    };
+    const merged: HeldJob[] = first.map(hold);
+    let i = 0;
+    for (const job of rest) {
+      while (i < this.jobs.length && this.jobs[i].job.priority >= job.priority) {
+        merged.push(this.jobs[i++]);
+      }
+      merged.push(hold(job));
+    }
+    while (i < this.jobs.length) merged.push(this.jobs[i++]);
+    this.jobs = merged;
+  }
+
+  /**
+   * Takes out the best job held that may start now (see the class). Held jobs ahead of it
    * that may not are taken out too and added to `refused`, for the caller to hand back. Any
    * job may start in a free slot: a claim never takes more of a type with a limit of its own
    * than that limit minus what runs or waits here already.
