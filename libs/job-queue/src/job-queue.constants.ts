@@ -63,6 +63,11 @@ export const MAX_BATCH_BYTES_LIMIT = 256 * 1024 * 1024 - 1;
 /** Length limits of the text columns (CHECKs), checked before a write so errors name the field. */
 export const MAX_JOB_TYPE_LENGTH = 255;
 export const MAX_UNIQUE_KEY_LENGTH = 255;
+/**
+ * Between a caller's key and the window folded into it (`uniqueForMs`, `throttleMs`): U+001F,
+ * which a caller's key may not hold, so no key can pass for another's window.
+ */
+export const UNIQUE_WINDOW_SEPARATOR = '\u001f';
 export const MAX_CONCURRENCY_KEY_LENGTH = 255;
 /** Most characters of a row's message in a job's log (`job_events`), `ctx.log`'s included. */
 export const MAX_LOG_MESSAGE_CHARS = 2_000;

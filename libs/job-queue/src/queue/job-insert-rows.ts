@@ -13,7 +13,7 @@ import {
 } from '../validation/job-input.checks';
 import { measureData } from '../validation/json-data';
 import { ResolvedRetention } from '../options/resolved-options';
-import { checkNoWindowSeparator, resolveUniqueness } from './uniqueness-options';
+import { resolveUniqueness } from './uniqueness-options';
 
 /** The retention this process knows for a job type: its handler's, else the module's. */
 export type RetentionOf = (jobType: string) => ResolvedRetention;
@@ -77,12 +77,7 @@ export function toJobInsertRow(
         ? null
         : checkInteger(`${path}maxAttempts`, opts.maxAttempts, 1),
     uniqueKey:
-      opts.uniqueKey === undefined
-        ? null
-        : checkNoWindowSeparator(
-            `${path}uniqueKey`,
-            checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
-          ),
+      opts.uniqueKey === undefined ? null : checkUniqueKey(`${path}uniqueKey`, opts.uniqueKey),
     uniqueStates: uniqueness.statesMask,
     uniqueWindowMs: uniqueness.windowMs,
     debounceMs: uniqueness.debounceMs,

@@ -2,11 +2,7 @@ import { JobStatus } from '../entities/job-status.enum';
 import { JobOptions } from '../interfaces/enqueue-options.interface';
 import { PG_INT_MAX } from '../job-queue.constants';
 import { ResolvedRetention } from '../options/resolved-options';
-import {
-  UNFINISHED_STATUSES,
-  UNIQUE_STATE_BITS,
-  UNIQUE_WINDOW_SEPARATOR,
-} from '../sql/unique-keys.sql';
+import { UNFINISHED_STATUSES, UNIQUE_STATE_BITS } from '../sql/unique-keys.sql';
 import { jobInput } from '../validation/input.validator';
 
 /** What a row stores and how it is written, from a job's uniqueness options. */
@@ -138,12 +134,4 @@ function checkRetention(
       );
     }
   }
-}
-
-/** A caller's `uniqueKey` may not hold the separator of a stored key's window. */
-export function checkNoWindowSeparator(field: string, key: string): string {
-  if (key.includes(UNIQUE_WINDOW_SEPARATOR)) {
-    jobInput.fail(field, key, 'text without U+001F (it separates a stored key from its window)');
-  }
-  return key;
 }

@@ -1,4 +1,5 @@
 import { JobStatus } from '../entities/job-status.enum';
+import { UNIQUE_WINDOW_SEPARATOR } from '../job-queue.constants';
 import { QueueSchema } from './queue-schema';
 
 /**
@@ -29,12 +30,6 @@ export const UNFINISHED_STATUSES: readonly JobStatus[] = [
   JobStatus.Running,
   JobStatus.Waiting,
 ];
-
-/**
- * Between a caller's key and the window folded into it (`uniqueForMs`, `throttleMs`): U+001F,
- * which a caller's key may not hold, so no key can pass for another's window.
- */
-export const UNIQUE_WINDOW_SEPARATOR = '\u001f';
 
 /**
  * The caller's key of a stored one: without its window. The queue hands out jobs with this

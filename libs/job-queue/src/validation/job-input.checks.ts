@@ -3,6 +3,7 @@ import {
   MAX_JOB_TYPE_LENGTH,
   MAX_STAGE_LENGTH,
   MAX_UNIQUE_KEY_LENGTH,
+  UNIQUE_WINDOW_SEPARATOR,
   PG_INT_MIN,
 } from '../job-queue.constants';
 import { jobInput } from './input.validator';
@@ -61,8 +62,13 @@ function checkKey(field: string, value: unknown, maxLength: number): string {
   return checkText(field, value, maxLength);
 }
 
+/** A `uniqueKey`: a key without U+001F, which separates a stored key from its window. */
 export function checkUniqueKey(field: string, value: unknown): string {
-  return checkKey(field, value, MAX_UNIQUE_KEY_LENGTH);
+  const key = checkKey(field, value, MAX_UNIQUE_KEY_LENGTH);
+  if (key.includes(UNIQUE_WINDOW_SEPARATOR)) {
+    jobInput.fail(field, key, 'text without U+001F (it separates a stored key from its window)');
+  }
+  return key;
 }
 
 export function checkConcurrencyKey(field: string, value: unknown): string {
