@@ -2,18 +2,32 @@ import { CREATE_LIMIT_RUNS_TABLE } from '../support/child-workers';
 import { waitFor } from '../support/wait-for';
 import { useWorkerFleet } from '../support/worker-fleet';
 
+/**
+ * A copy of every row the claims write to `job_rate_starts` (which later claims delete once out
+ * of their window): the starts as the limit counts them, at the claim's clock after its lock.
+ */
+const LOG_RATE_STARTS = [
+  `CREATE TABLE rate_start_log (job_type text, rate_key text, started_at timestamptz, starts int)`,
+  `CREATE FUNCTION log_rate_start() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO public.rate_start_log VALUES (NEW.job_type, NEW.rate_key, NEW.started_at, NEW.starts);
+     RETURN NULL;
+   END $$`,
+  `CREATE TRIGGER log_rate_start AFTER INSERT ON job_queue.job_rate_starts
+   FOR EACH ROW EXECUTE FUNCTION log_rate_start()`,
+];
 const WORKER_IDS = ['rate-worker-1', 'rate-worker-2', 'rate-worker-3'];
 const CONCURRENCY = 10;
 const DEADLINE_MS = 60_000;
 
 /**
  * Rate limits across three worker processes: the most starts in any window of one second, per
- * type or per key, by the claims' time on the database's clock (`jobs.started_at`), and, for the
- * record, by each handler's first statement (`limit_runs.started_at`).
+ * type or per key, as the limit counts them (each claim's starts at its clock once it holds the
+ * type's lock), and, for the record, by each handler's first statement (`limit_runs.started_at`).
  */
 describe('rate limits across processes', () => {
   const fleet = useWorkerFleet({
-    setup: [CREATE_LIMIT_RUNS_TABLE],
+    setup: [CREATE_LIMIT_RUNS_TABLE, ...LOG_RATE_STARTS],
     workers: (databaseUrl) =>
       WORKER_IDS.map((workerId) => ({
         databaseUrl,
@@ -50,8 +64,9 @@ describe('rate limits across processes', () => {
   /**
    * The most starts of `jobType` in any window of `windowMs`, per key (`perKey`) or across the
    * type. A window with the most starts can begin at a start, so each start's window is counted.
-   * A start is the claim's time (`claim`, `jobs.started_at`: what the limit counts) or the
-   * handler's first statement (`handler`, `limit_runs.started_at`: what a partner would see).
+   * A start is the claim's (`claim`: the rows the limit counts, `rate_start_log`, at the claim's
+   * clock once it holds the type's lock) or the handler's first statement (`handler`:
+   * `limit_runs.started_at`, what a partner would see).
    */
   async function mostStartsInAWindow(
     jobType: string,
@@ -61,13 +76,14 @@ describe('rate limits across processes', () => {
   ): Promise<Map<string, number>> {
     const rows: Array<{ key: string; most: number }> = await fleet.dataSource.query(
       `WITH starts AS (
-         SELECT COALESCE(CASE WHEN $2 THEN r.concurrency_key END, '') AS key,
-                CASE WHEN $4 THEN j.started_at ELSE r.started_at END AS at
-         FROM limit_runs r JOIN job_queue.jobs j ON j.id = r.job_id
-         WHERE r.job_type = $1)
+         SELECT CASE WHEN $2 THEN l.rate_key ELSE '' END AS key, l.started_at AS at, l.starts AS n
+         FROM rate_start_log l WHERE $4 AND l.job_type = $1
+         UNION ALL
+         SELECT COALESCE(CASE WHEN $2 THEN r.concurrency_key END, ''), r.started_at, 1
+         FROM limit_runs r WHERE NOT $4 AND r.job_type = $1)
        SELECT s.key, max(w.n)::int AS most
        FROM starts s CROSS JOIN LATERAL (
-         SELECT count(*) AS n FROM starts x
+         SELECT sum(x.n) AS n FROM starts x
          WHERE x.key = s.key AND x.at >= s.at AND x.at < s.at + $3 * interval '1 millisecond'
        ) AS w
        GROUP BY 1`,
