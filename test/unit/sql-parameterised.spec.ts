@@ -139,6 +139,9 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'a constant final SELECT shared by the two shapes of the outcome write; no values in it',
   'libs/job-queue/src/sql/release-jobs.query.ts RELEASED_SET':
     'a constant SET clause shared by the two hand-back statements; values are parameters',
+  'libs/job-queue/src/sql/release-jobs.query.ts NOTIFY_RELEASED':
+    'a constant tail (the notification, the result) shared by the two hand-back statements; ' +
+    'the channel and payload are parameters',
   'libs/job-queue/src/sql/insert-jobs.query.ts onConflict':
     'the conflict clause or nothing, both constants of the same file; values are parameters',
   'libs/job-queue/src/migrations/1795939200000-CreateJobsTable.ts CREATED_SCHEMA_COMMENT':
