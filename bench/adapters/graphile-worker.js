@@ -1,7 +1,8 @@
 'use strict';
 // graphile-worker 0.17.3: batched as its performance docs describe (localQueue of 500 jobs,
-// completeJobBatchDelay / failJobBatchDelay 0, concurrency 24) and unbatched (its defaults,
-// concurrency 24). Completed jobs are deleted, so "done" = enqueued - rows left.
+// completeJobBatchDelay / failJobBatchDelay 0; concurrency 24, and 10, 50 and 200 beside ours)
+// and unbatched (its defaults, concurrency 24). Completed jobs are deleted, so "done" =
+// enqueued - rows left.
 const { Client } = require('pg');
 const { run, runMigrations, makeWorkerUtils, Logger } = require('graphile-worker');
 
@@ -10,20 +11,34 @@ const quiet = new Logger(() => (level, message) => {
   if (level === 'error') console.error(`[graphile-worker] ${message}`);
 });
 
-const variant = (name, summary, preset, skip = []) => ({
+const variant = (name, summary, preset, skip = [], concurrency = 24) => ({
   name,
   summary,
-  concurrency: 24,
+  concurrency,
   preset,
   skip,
 });
+
+const BATCHED = {
+  worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 },
+};
+
+// Batched as graphile-batched, at the concurrency our worker is measured at.
+const atConcurrency = (concurrency) =>
+  variant(
+    `graphile-c${concurrency}`,
+    `concurrency ${concurrency}, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0`,
+    BATCHED,
+    ['enqueue', 'bulk'],
+    concurrency,
+  );
 
 module.exports = {
   variants: [
     variant(
       'graphile-batched',
       'concurrency 24, localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0',
-      { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      BATCHED,
     ),
     // Same producer side as graphile-batched: enqueue and bulk are measured once.
     variant(
@@ -32,6 +47,9 @@ module.exports = {
       undefined,
       ['enqueue', 'bulk'],
     ),
+    atConcurrency(10),
+    atConcurrency(50),
+    atConcurrency(200),
   ],
 
   async prepare(db) {

@@ -182,36 +182,43 @@ module.exports = {
     variant(
       'ours',
       { concurrency: 50 },
-      'JobQueueModule, worker concurrency 50 (batchSize = concurrency)',
+      'JobQueueModule, worker concurrency 50, other options default (prefetch auto)',
     ),
     variant(
       'ours-c10',
       { concurrency: 10 },
-      'JobQueueModule with default options (concurrency 10)',
+      'JobQueueModule with default options (concurrency 10, prefetch auto)',
       SAME_PRODUCER,
     ),
     variant(
       'ours-c200',
       { concurrency: 200 },
-      'JobQueueModule, worker concurrency 200 (batchSize = concurrency)',
+      'JobQueueModule, worker concurrency 200, other options default (prefetch auto)',
+      [...SAME_PRODUCER, 'latency'],
+    ),
+    // The same with nothing held ahead of the slots (prefetch 0, the default before 'auto').
+    variant(
+      'ours-p0',
+      { concurrency: 50, prefetch: 0 },
+      'JobQueueModule, worker concurrency 50, prefetch 0 (claims only for free slots)',
+      SAME_PRODUCER,
+    ),
+    variant(
+      'ours-c10-p0',
+      { concurrency: 10, prefetch: 0 },
+      'JobQueueModule, worker concurrency 10, prefetch 0',
+      SAME_PRODUCER,
+    ),
+    variant(
+      'ours-c200-p0',
+      { concurrency: 200, prefetch: 0 },
+      'JobQueueModule, worker concurrency 200, prefetch 0',
       [...SAME_PRODUCER, 'latency'],
     ),
     variant(
       'ours-prefetch',
       { concurrency: 50, prefetch: 200 },
       'JobQueueModule, worker concurrency 50 and prefetch 200 (claims up to 200 ahead)',
-      SAME_PRODUCER,
-    ),
-    variant(
-      'ours-auto',
-      { concurrency: 50, prefetch: 'auto' },
-      "JobQueueModule, worker concurrency 50 and prefetch 'auto' (sized from its run times and claims)",
-      SAME_PRODUCER,
-    ),
-    variant(
-      'ours-c10-auto',
-      { concurrency: 10, prefetch: 'auto' },
-      "JobQueueModule, worker concurrency 10 and prefetch 'auto'",
       SAME_PRODUCER,
     ),
     // What remote job events (a NOTIFY per claim, progress and outcome statement) cost.

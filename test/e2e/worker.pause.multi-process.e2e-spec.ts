@@ -27,6 +27,9 @@ describe('pause and resume across processes', () => {
         databaseUrl,
         workerId,
         concurrency: CONCURRENCY,
+        // Each node claims only for its free slots, so the waiting jobs spread over all three
+        // only if all three woke; a node holding jobs ahead of its slots would take more.
+        prefetch: 0,
         pollIntervalMs: POLL_INTERVAL_MS,
         slowMs: SLOW_MS,
       })),

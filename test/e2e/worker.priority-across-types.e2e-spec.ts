@@ -39,7 +39,9 @@ describe('worker: one priority order across job types', () => {
     await producer.queue.enqueueMany(items);
     worker = await startWorkerApp({
       url: file.url,
-      queueOptions: { worker: { concurrency: 1, pollIntervalMs: 20 } },
+      // Each claim's order, one job at a time: nothing held ahead of the slot (prefetch: 0),
+      // where a held job keeps its place until the next claim (README, "Prefetch").
+      queueOptions: { worker: { concurrency: 1, prefetch: 0, pollIntervalMs: 20 } },
       providers: [PriorityHandlers],
     });
     const handlers = worker.app.get(PriorityHandlers);
@@ -81,7 +83,9 @@ describe('worker: one priority order across job types', () => {
     await producer.queue.enqueueMany(jobs(FREE_JOB, 5, backlog));
     worker = await startWorkerApp({
       url: file.url,
-      queueOptions: { worker: { concurrency: 1, pollIntervalMs: 20 } },
+      // Each claim's order, one job at a time: nothing held ahead of the slot (prefetch: 0),
+      // where a held job keeps its place until the next claim (README, "Prefetch").
+      queueOptions: { worker: { concurrency: 1, prefetch: 0, pollIntervalMs: 20 } },
       providers: [PriorityHandlers],
     });
     const handlers = worker.app.get(PriorityHandlers);

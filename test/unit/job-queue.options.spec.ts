@@ -25,7 +25,7 @@ describe('resolveJobQueueOptions', () => {
       worker: {
         concurrency: 10,
         batchSize: 10,
-        prefetch: 0,
+        prefetch: 'auto',
         pollIntervalMs: 1_000,
         jobTypes: undefined,
         listen: true,

@@ -13,12 +13,15 @@ describe("PrefetchSize: 'auto' holds what the slots finish in four claim round t
     expect(size.jobs).toBe(12); // 4 × 10 slots × 3 ms / 10 ms
   });
 
-  it('holds 4 × concurrency for no-op jobs, one for 100 ms jobs, none for slower ones', () => {
+  it('holds 4 × concurrency or 500 (the more) for no-op jobs, one for 100 ms jobs, none for slower ones', () => {
     const fast = new RunTimes();
     fast.record('noop', 0.01);
-    const noop = new PrefetchSize('auto', 50, fast);
-    noop.claimTook(3);
-    expect(noop.jobs).toBe(200);
+    const few = new PrefetchSize('auto', 10, fast);
+    few.claimTook(3);
+    expect(few.jobs).toBe(500);
+    const many = new PrefetchSize('auto', 200, fast);
+    many.claimTook(3);
+    expect(many.jobs).toBe(800);
 
     const slow = new RunTimes();
     slow.record('report', 100);

@@ -16,8 +16,9 @@ export interface JobQueueWorkerOptions {
    * it, shutdown hands it back; one not started within max(1 s, 2 × its type's median run time)
    * is handed back. `'auto'` sizes it from this worker's own figures: the jobs its slots finish
    * in four claim round trips (4 × concurrency × the median claim round trip / the median run
-   * time), at most 4 × `concurrency`; none until runs have been timed. A number fixes it (at most
-   * 10,000). Default: 0 (claim only for free slots).
+   * time), at most 4 × `concurrency` or 500, the more; none until runs have been timed, and none
+   * for jobs slower than four claims. A number fixes it (at most 10,000; 0: claim only for free
+   * slots). Default: `'auto'`.
    */
   prefetch?: number | 'auto';
   /** How often an idle worker polls; `LISTEN` wakes it sooner. Default: 1000. */

@@ -22,23 +22,21 @@ export const WORKER_OPTIONS = {
       value === undefined ? (concurrency as number) : check.integer(option, value, 1),
   },
   prefetch: {
-    defaultText: '0',
+    defaultText: "'auto'",
     doc:
       "jobs claimed ahead of free slots and held in the worker until one frees: `'auto'` sizes it " +
-      "from this worker's run times and claim round trips (at most 4 × `concurrency`), a number " +
-      `fixes it (at most ${MAX_PREFETCH}; 0: none); see "Prefetch"`,
+      "from this worker's run times and claim round trips (at most 4 × `concurrency` or 500, " +
+      `the more), a number fixes it (at most ${MAX_PREFETCH}; 0: none); see "Prefetch"`,
     resolve: (value, option) =>
-      value === undefined
-        ? 0
-        : value === 'auto'
-          ? 'auto'
-          : check.integer(
-              option,
-              value,
-              0,
-              MAX_PREFETCH,
-              `'auto' or an integer from 0 to ${MAX_PREFETCH}`,
-            ),
+      value === undefined || value === 'auto'
+        ? 'auto'
+        : check.integer(
+            option,
+            value,
+            0,
+            MAX_PREFETCH,
+            `'auto' or an integer from 0 to ${MAX_PREFETCH}`,
+          ),
   },
   pollIntervalMs: integerOption({
     default: 1_000,

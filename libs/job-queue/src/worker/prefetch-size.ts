@@ -8,12 +8,18 @@ const ROUND_TRIP_SMOOTHING = 0.8;
  * jobs per slot.
  */
 const AUTO_ROUND_TRIPS = 4;
+/**
+ * `'auto'` may hold this many jobs whatever the concurrency: a few slots of short jobs finish
+ * hundreds in a round trip, and a claim of as many costs little more than one of ten. Held this
+ * long, no-op jobs wait some ms (graphile-worker's local queue holds 500 too).
+ */
+export const AUTO_MIN_CAP = 500;
 
 /**
  * How many jobs a claim may take ahead of the free slots (`worker.prefetch`): the number given,
  * or for `'auto'` the jobs the slots finish in `AUTO_ROUND_TRIPS` claim round trips,
  * concurrency × round trips × claim round trip / median run time (both as this worker measured
- * them), at most `AUTO_ROUND_TRIPS` × `concurrency`. Nothing before a run has been timed, and
+ * them), at most `AUTO_ROUND_TRIPS` × `concurrency` or `AUTO_MIN_CAP`, the more. Nothing before a run has been timed, and
  * nothing once a run takes longer than that many claims: a held job would wait longer than it
  * saves.
  */
@@ -46,6 +52,6 @@ export class PrefetchSize {
     const slotsWorth = AUTO_ROUND_TRIPS * this.concurrency;
     // A run under a microsecond is a no-op: hold the most.
     const finished = Math.floor((slotsWorth * this.roundTripMs) / Math.max(runMs, 0.001));
-    this.current = Math.min(finished, slotsWorth, MAX_PREFETCH);
+    this.current = Math.min(finished, Math.max(slotsWorth, AUTO_MIN_CAP), MAX_PREFETCH);
   }
 }
