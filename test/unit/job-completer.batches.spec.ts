@@ -1,4 +1,5 @@
 import { JobHandlerRegistry } from '../../libs/job-queue/src/discovery/job-handler.registry';
+import { QueueClock } from '../../libs/job-queue/src/periodic/queue-clock';
 import { ClaimWakeup } from '../../libs/job-queue/src/periodic/claim-wakeup';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -103,6 +104,7 @@ describe('JobCompleter: how outcomes are cut into writes', () => {
       NO_EVENTS,
       new JobHandlerRegistry(),
       new ClaimWakeup(),
+      new QueueClock(),
     );
 
   it(`waits ${DEFAULT_COMPLETION_FLUSH_MS} ms for company, then writes what came in one statement`, async () => {

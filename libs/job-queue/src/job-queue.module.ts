@@ -30,6 +30,7 @@ import { PrefetchedJobs } from './worker/prefetched-jobs';
 import { JobTypePauses } from './worker/job-type-pauses';
 import { RunTimes } from './worker/run-times';
 import { ClaimWakeup } from './periodic/claim-wakeup';
+import { QueueClock } from './periodic/queue-clock';
 import { MaintenanceContext } from './periodic/maintenance-task';
 import { RunningJobs } from './worker/running-jobs';
 import { JobEventListenerExplorer } from './discovery/job-event-listener.explorer';
@@ -41,7 +42,7 @@ import { JobWaits } from './events/job-waits';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
 // known once async options resolve, after the provider list is fixed).
-const coreProviders = [
+export const coreProviders = [
   resolvedOptionsProvider,
   schedulerProvider,
   QueueService,
@@ -59,6 +60,7 @@ const coreProviders = [
   RunTimes,
   JobTypePauses,
   ClaimWakeup,
+  QueueClock,
   MaintenanceContext,
   JobCompleter,
   JobExecutor,

@@ -36,6 +36,8 @@ import { resumeJobType } from './sql/resume-job-type.query';
 import { JobSchedule, ScheduleOptions } from './interfaces/schedule-options.interface';
 import { checkedSchedule, checkScheduleName, withFirstFireAt } from './cron/schedule-input';
 import { databaseNow } from './sql/database-now.query';
+import { QueueClock } from './periodic/queue-clock';
+import { JobInsertRow } from './sql/insert-jobs.query';
 import { upsertSchedule } from './cron/sql/upsert-schedule.query';
 import { deleteSchedule } from './cron/sql/delete-schedules.query';
 import { listSchedules } from './cron/sql/list-schedules.query';
@@ -91,6 +93,8 @@ export class QueueService {
   @Inject(JobWaits) private readonly waits: JobWaits | undefined;
   /** This process's handlers, for their retention (see `retentionOf`), like `pauses`. */
   @Inject(JobHandlerRegistry) private readonly handlers: JobHandlerRegistry | undefined;
+  /** The queue's clock, moved only by the testing kit (see `QueueClock`), like `pauses`. */
+  @Inject(QueueClock) private readonly clock: QueueClock | undefined;
 
   /** @internal Nest's injector makes it: inject `QueueService`, do not construct it. */
   constructor(
@@ -122,7 +126,7 @@ export class QueueService {
     const db = this.db(checkManager(manager));
     const item = { ...jobOptions, type: jobType, data };
     const row = toJobInsertRow('', item, this.options.maxPayloadBytes, this.retentionOf);
-    const [result] = await enqueueRows(db, this.options.schema, [row]);
+    const [result] = await this.insertRows(db, [row]);
     return result as EnqueueResult<T>;
   }
 
@@ -147,7 +151,19 @@ export class QueueService {
     const db = this.db(checkManager(opts.manager));
     const rows = toBatchInsertRows(items, this.options, this.retentionOf);
     if (rows.length === 0) return [];
-    return (await enqueueRows(db, this.options.schema, rows)) as EnqueueResult<T>[];
+    return (await this.insertRows(db, rows)) as EnqueueResult<T>[];
+  }
+
+  /** Enqueues `rows`, their delays counted from the queue's clock (moved only in tests). */
+  private insertRows(db: Queryable, rows: JobInsertRow[]): Promise<EnqueueResult[]> {
+    const clock = this.clock;
+    const timed =
+      clock && clock.offsetMs !== 0
+        ? rows.map((row) =>
+            row.delayMs > 0 ? { ...row, delayMs: clock.delayFromNow(row.delayMs) } : row,
+          )
+        : rows;
+    return enqueueRows(db, this.options.schema, timed);
   }
 
   /**

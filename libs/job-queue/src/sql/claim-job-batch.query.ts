@@ -53,14 +53,14 @@ const CLAIM_CALL = (schema: QueueSchema): string => `${schema.claimJobBatch}($1:
          p_backoff_base_ms => $6::integer[], p_backoff_max_ms => $7::integer[],
          p_backoff_jitter => $8::float8[], p_after_job_types => $9::text[],
          p_after_priorities => $10::integer[], p_after_created_at => $11::timestamptz[],
-         p_after_ids => $12::bigint[])`;
+         p_after_ids => $12::bigint[], p_now => $13::timestamptz)`;
 
 const CLAIM_AND_START_JOBS = (schema: QueueSchema): string => `
   SELECT ${columnsOfClaim().selectList}
   FROM ${CLAIM_CALL(schema)}
     CROSS JOIN pg_catalog.set_config('synchronous_commit', 'off', true)`;
 
-const CLAIMED_EVENTS = notifyJobEventsCtes('claimed_events', '$13::text', '$1::text');
+const CLAIMED_EVENTS = notifyJobEventsCtes('claimed_events', '$14::text', '$1::text');
 
 /**
  * The claim that also notifies `started` for each job it claims (`events.remote`). The LEFT JOIN
@@ -119,6 +119,9 @@ export interface ClaimedJobs {
  * transaction only): a claim lost to a database crash leaves its job pending, to be claimed and
  * run again, which at-least-once delivery allows; enqueues and outcomes stay durable, and an idle
  * worker's claim does not wait for a disk flush (bench/README.md, "Shaped by measurement").
+ *
+ * `now`: the claim's time (due jobs, `started_at`, the lease); null, as workers pass, is the
+ * database's now(). The testing kit passes its own clock's.
  */
 export async function claimAndStartJobs(
   db: Queryable,
@@ -128,6 +131,7 @@ export async function claimAndStartJobs(
   batchSize: number,
   after: ClaimAfter = { jobTypes: [], priorities: [], createdAt: [], ids: [] },
   notify = false,
+  now: Date | null = null,
 ): Promise<ClaimedJobs> {
   const queue = queueSchema(schema);
   const statement = queue.statement(notify ? CLAIM_START_AND_NOTIFY : CLAIM_AND_START_JOBS);
@@ -144,6 +148,7 @@ export async function claimAndStartJobs(
     after.priorities,
     after.createdAt,
     after.ids,
+    now,
   ];
   if (notify) parameters.push(queue.eventsChannel);
   const rows = (await queryRows(db, statement, parameters)).filter((row) => row.id !== null);

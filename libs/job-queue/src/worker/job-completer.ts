@@ -12,6 +12,7 @@ import { finishJobs, JobOutcome, SNOOZED, SupersededOutcome } from '../sql/finis
 import { FailureBackoff } from '../periodic/failure-backoff';
 import { LogPeriod } from '../periodic/log-period';
 import { ClaimWakeup } from '../periodic/claim-wakeup';
+import { QueueClock } from '../periodic/queue-clock';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { RunningJobs, RunRef } from './running-jobs';
 import {
@@ -100,6 +101,7 @@ export class JobCompleter {
     private readonly events: JobEventStream,
     private readonly registry: JobHandlerRegistry,
     private readonly wakeup: ClaimWakeup,
+    private readonly clock: QueueClock,
   ) {}
 
   /** Runs whose outcome is not written yet: their lease must still be renewed. */
@@ -276,9 +278,15 @@ export class JobCompleter {
       this.dataSource,
       this.options.schema,
       this.options.workerId,
-      outcomes,
+      this.clock.offsetMs === 0 ? outcomes : outcomes.map((o) => this.delayedByClock(o)),
       this.options.events.remote,
     );
+  }
+
+  /** A retry's or snooze's delay counted from the queue's clock, once a test moved it. */
+  private delayedByClock(outcome: JobOutcome): JobOutcome {
+    if (outcome.status !== JobStatus.Pending && outcome.status !== SNOOZED) return outcome;
+    return { ...outcome, retryDelayMs: this.clock.delayFromNow(outcome.retryDelayMs ?? 0) };
   }
 
   /** The events of the outcomes of `part` that landed: a superseded one has none. */

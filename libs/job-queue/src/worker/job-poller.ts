@@ -10,7 +10,7 @@ import {
 import { ResolvedJobQueueOptions, ResolvedWorkerOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { withQueryRunner } from '../sql/with-query-runner';
-import { claimAndStartJobs, ClaimTypes } from '../sql/claim-job-batch.query';
+import { claimAndStartJobs } from '../sql/claim-job-batch.query';
 import { releaseRuns } from '../sql/release-jobs.query';
 import { Job } from '../entities/job.entity';
 import { JobExecutor } from './job-executor';
@@ -18,7 +18,7 @@ import { RunningJobs } from './running-jobs';
 import { PrefetchedJobs, RefusedJobs } from './prefetched-jobs';
 import { FailureBackoff } from '../periodic/failure-backoff';
 import { ClaimWakeup } from '../periodic/claim-wakeup';
-import { retryPolicyFor } from '../retry/retry-policy';
+import { ClaimPolicy, claimPolicyOf } from './claim-policy';
 import { LogPeriod } from '../periodic/log-period';
 import { ScheduledTask } from '../periodic/scheduled-task';
 import { NotifyCooldown } from './notify-cooldown';
@@ -29,9 +29,6 @@ import { RateWindowWakeup } from './rate-window-wakeup';
 import { HoardedJobsWatch } from './hoarded-jobs-watch';
 import { RunTimes } from './run-times';
 import { PrefetchSize } from './prefetch-size';
-
-/** What every claim of this worker passes for its types, but the caps (made per poll). */
-type ClaimPolicy = Omit<ClaimTypes, 'caps'>;
 
 /**
  * Claims jobs into free slots and hands them to the executor. Woken by its interval (registered
@@ -143,15 +140,7 @@ export class JobPoller {
       this.worker.pollIntervalMs,
       () => this.wake(),
     );
-    // The claim fixes each job's policy from its handler's options (module defaults included).
-    const policies = handlers.map((options) => retryPolicyFor(options, this.options));
-    this.claimPolicy = {
-      jobTypes,
-      maxAttempts: policies.map((policy) => policy.maxAttempts),
-      backoffBaseMs: policies.map((policy) => policy.backoff.baseDelayMs),
-      backoffMaxMs: policies.map((policy) => policy.backoff.maxDelayMs),
-      backoffJitter: policies.map((policy) => policy.backoff.jitter),
-    };
+    this.claimPolicy = claimPolicyOf(jobTypes, this.registry, this.options);
     this.prefetchSize ??= new PrefetchSize(
       this.worker.prefetch,
       this.worker.concurrency,
