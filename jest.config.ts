@@ -6,7 +6,10 @@ const common = {
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
   transform: { '^.+\\.ts$': 'ts-jest' },
-  moduleNameMapper: { '^nest-pg-job-queue$': '<rootDir>/libs/job-queue/src' },
+  moduleNameMapper: {
+    '^nest-pg-job-queue$': '<rootDir>/libs/job-queue/src',
+    '^nest-pg-job-queue/testing$': '<rootDir>/libs/job-queue/src/testing',
+  },
 } satisfies Config;
 
 // `npm test` runs both projects, with one summary. `npm run test:unit` (or
