@@ -1,7 +1,8 @@
 // The scratch apps' entry point (compat/run.sh copies it next to the README's files in src/; the
 // same file compiles as CommonJS in nest11-cjs and as ESM in nest12-esm). It boots the README's
 // AppModule on a database of its own, enqueues through the README's ReportsService, waits for the
-// README's handler to complete the job, checks the transactional enqueue, and closes the app.
+// README's handler to complete the job, checks the transactional enqueue, and closes the app;
+// then it runs the README's testing-kit file (`testReports`) on the same database.
 // Needs DATABASE_URL (a PostgreSQL server where it may create and drop a database).
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
@@ -113,6 +114,11 @@ async function main(): Promise<void> {
     } finally {
       await nest.close();
     }
+    // The README's testing-kit file, through nest-pg-job-queue/testing, once the worker above
+    // has stopped (it would otherwise run the kit's jobs itself).
+    const { testReports } = await import('./reports.kit.js');
+    await testReports();
+    console.log(`PASS compat ${app}: the README's testing kit file (nest-pg-job-queue/testing)`);
   } finally {
     await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   }

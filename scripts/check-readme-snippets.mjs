@@ -29,7 +29,10 @@ writeFileSync(
       moduleResolution: 'nodenext',
       isolatedModules: true,
       // The package as users get it: its .d.ts, not its sources.
-      paths: { 'nest-pg-job-queue': ['libs/job-queue/dist/index.d.ts'] },
+      paths: {
+        'nest-pg-job-queue': ['libs/job-queue/dist/index.d.ts'],
+        'nest-pg-job-queue/testing': ['libs/job-queue/dist/testing/index.d.ts'],
+      },
     },
     include: ['*.ts'],
   }),
