@@ -1,6 +1,7 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { JobStatus } from 'nest-pg-job-queue';
+import { JobStatus, JobWorker, QueueService } from 'nest-pg-job-queue';
+import { AppModule } from '../../src/app.module';
 import { JobQueueTester, JobQueueTestingModule } from 'nest-pg-job-queue/testing';
 import { ReportsController } from '../../src/reports/reports.controller';
 import { ReportsModule } from '../../src/reports/reports.module';
@@ -88,5 +89,49 @@ describe('example app: the reports feature, tested with the testing kit', () => 
     expect(days).toHaveLength(3);
     const [first, second, third] = days.map((day) => Date.parse(`${day}T00:00:00Z`));
     expect([second - first, third - second]).toEqual([DAY_MS, DAY_MS]);
+  });
+});
+
+/**
+ * The recipe for an app whose module imports `JobQueueModule.forRootAsync` itself: the example's
+ * `AppModule`, used as it is, with the worker kept from starting by itself.
+ */
+describe('example app: its AppModule under Test.createTestingModule, with the kit', () => {
+  let db: TestDatabase;
+  let module: TestingModule;
+  const databaseUrl = process.env.DATABASE_URL;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // AppModule's data source reads DATABASE_URL when its factory runs.
+    process.env.DATABASE_URL = db.url;
+    module = await JobQueueTestingModule.overrideIn(
+      Test.createTestingModule({ imports: [AppModule] }),
+    ).compile();
+    await module.init();
+  });
+
+  afterAll(async () => {
+    if (databaseUrl === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = databaseUrl;
+    await module?.close();
+    await db?.drop();
+  });
+
+  it('does not start the worker; JobQueueTester.from(module) runs what the app enqueued', async () => {
+    expect(module.get(JobWorker).isRunning).toBe(false);
+    const kit = JobQueueTester.from(module);
+    const report = await module.get(ReportsController).request({ month: '2027-01' });
+    expect((await module.get(QueueService).getJob(report.id)).status).toBe(JobStatus.Pending);
+
+    const summary = await kit.drain({ types: [REPORT_GENERATION_JOB] });
+
+    expect(summary.completed).toBe(1);
+    await kit.expectEnqueued({
+      type: REPORT_GENERATION_JOB,
+      data: { month: '2027-01' },
+      status: JobStatus.Completed,
+      count: 1,
+    });
   });
 });

@@ -1,7 +1,9 @@
 // `nest-pg-job-queue/testing`: the testing kit, an entry point of its own so that an app's
 // production build never loads it.
 export { JobQueueTestingModule } from './job-queue-testing.module';
+export type { OverridableTestingModule } from './job-queue-testing.module';
 export { JobQueueTester } from './job-queue-tester';
+export type { JobQueueProviderLookup } from './job-queue-tester';
 export { JobQueueAssertionError } from './job-queue-assertion.error';
 export type {
   DrainOptions,

@@ -37,6 +37,11 @@ const DEFAULT_DRAIN_BATCH = 10;
 /** How long a drain waits for its outcomes to be written. */
 const OUTCOME_WRITE_MS = 30_000;
 
+/** Where `JobQueueTester.from` finds the queue's providers: a module ref or an app. @publicApi */
+export interface JobQueueProviderLookup {
+  get<T = unknown>(token: unknown, options: { strict: false }): T;
+}
+
 /**
  * Runs a test's jobs on demand, through the same claim, handlers and outcome writes as a worker,
  * at a clock the test moves; and asserts what was enqueued. Provided by `JobQueueTestingModule`.
@@ -60,6 +65,25 @@ export class JobQueueTester {
     private readonly completer: JobCompleter,
     private readonly running: RunningJobs,
   ) {}
+
+  /**
+   * A tester for an app that imports `JobQueueModule` itself (see
+   * `JobQueueTestingModule.overrideIn`), made from that module's providers.
+   */
+  static from(app: JobQueueProviderLookup): JobQueueTester {
+    const get = <T>(token: unknown): T => app.get<T>(token, { strict: false });
+    return new JobQueueTester(
+      get(JOB_QUEUE_DATA_SOURCE),
+      get(RESOLVED_JOB_QUEUE_OPTIONS),
+      get(JobHandlerRegistry),
+      get(QueueClock),
+      get(ScheduledJobStager),
+      get(CronScheduler),
+      get(JobExecutor),
+      get(JobCompleter),
+      get(RunningJobs),
+    );
+  }
 
   /** The queue's time now: real time plus however far the test moved it. */
   now(): Date {

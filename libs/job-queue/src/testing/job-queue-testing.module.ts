@@ -1,4 +1,4 @@
-import { DynamicModule, Injectable, Module } from '@nestjs/common';
+import { DynamicModule, Injectable, Module, Type } from '@nestjs/common';
 import { JobQueueModule } from '../job-queue.module';
 import {
   JobQueueModuleAsyncOptions,
@@ -16,6 +16,16 @@ import { JobQueueTester } from './job-queue-tester';
 class ManualWorkerOrchestrator {}
 
 /**
+ * What `Test.createTestingModule(...)` returns, as far as `JobQueueTestingModule.overrideIn`
+ * needs it (so the package does not depend on `@nestjs/testing`).
+ *
+ * @publicApi
+ */
+export interface OverridableTestingModule<B> {
+  overrideProvider(token: unknown): { useClass(type: Type<unknown>): B };
+}
+
+/**
  * The real module for tests: the same options, providers and `QueueService`, with nothing
  * running by itself, and `JobQueueTester` to inject. Import it where the app imports
  * `JobQueueModule`, after `TypeOrmModule.forRoot`.
@@ -30,6 +40,15 @@ export class JobQueueTestingModule {
 
   static forRootAsync(options: JobQueueModuleAsyncOptions): DynamicModule {
     return withTester(JobQueueModule.forRootAsync(options));
+  }
+
+  /**
+   * For an app whose module already imports `JobQueueModule.forRoot/forRootAsync`, used as it
+   * is: `JobQueueTestingModule.overrideIn(Test.createTestingModule({ imports: [AppModule] }))`
+   * keeps its worker from starting by itself; `JobQueueTester.from(moduleRef)` then runs its jobs.
+   */
+  static overrideIn<B extends OverridableTestingModule<B>>(builder: B): B {
+    return builder.overrideProvider(JobWorkerOrchestrator).useClass(ManualWorkerOrchestrator);
   }
 }
 
