@@ -5,7 +5,9 @@ import { createTestDatabase, TestDatabase } from '../support/database';
 import { createQueueTestingModule, QueueTestingModule } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 
-const LONG_MS = 8_000;
+// Long enough for worker B to boot on a loaded machine before A's slots free (they would then
+// run the short jobs themselves).
+const LONG_MS = 12_000;
 const SHORT = 10;
 
 /**
