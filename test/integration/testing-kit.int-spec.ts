@@ -147,6 +147,28 @@ describe('testing kit: JobQueueTestingModule and JobQueueTester', () => {
     );
   });
 
+  it('inside withRollback, drain({ manager }) claims, runs and records through the transaction; the rollback leaves nothing', async () => {
+    const inside = await tester.withRollback(async (manager) => {
+      const job = await queue.enqueue('email.audit', { to: 'a@example.com' }, { manager });
+      await tester.expectNotEnqueued({ type: 'email.audit' }); // other connections see nothing
+
+      const summary = await tester.drain({ manager });
+
+      expect(summary).toMatchObject({ completed: 1, failed: 0 });
+      const [done] = await tester.expectEnqueued({
+        type: 'email.audit',
+        status: JobStatus.Completed,
+        manager,
+        count: 1,
+      });
+      return { id: job.id, done };
+    });
+    // The handler's progress went through the transaction too: it landed, the run was not
+    // superseded by a write that could not see its row.
+    expect(inside.done).toMatchObject({ id: inside.id, progress: 100, currentStage: 'audited' });
+    expect(await tester.enqueuedJobs()).toEqual([]);
+  });
+
   it('perform() runs one handler with data through JSON and returns its result, progress and log', async () => {
     const performed = await tester.perform('email.send', {
       to: 'b@example.com',

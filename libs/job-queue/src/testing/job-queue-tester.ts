@@ -1,19 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
 import { QueueClock } from '../periodic/queue-clock';
-import { ScheduledJobStager } from '../maintenance/scheduled-job-stager';
 import { CronScheduler } from '../cron/cron-scheduler';
 import { JobExecutor } from '../worker/job-executor';
-import { JobCompleter } from '../worker/job-completer';
+import { delayedByClock, JobCompleter, QueuedOutcome } from '../worker/job-completer';
 import { RunningJobs } from '../worker/running-jobs';
 import { claimPolicyOf } from '../worker/claim-policy';
 import { claimAndStartJobs } from '../sql/claim-job-batch.query';
-import { queryRows, toJob } from '../sql/queryable';
+import { Queryable, queryRows, toJob } from '../sql/queryable';
+import { finishJobs } from '../sql/finish-jobs.query';
+import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
 import { queueSchema } from '../sql/queue-schema';
 import { storeConcurrencyLimits } from '../sql/store-concurrency-limits.query';
 import { jobInput } from '../validation/input.validator';
@@ -59,7 +60,6 @@ export class JobQueueTester {
     @Inject(RESOLVED_JOB_QUEUE_OPTIONS) private readonly options: ResolvedJobQueueOptions,
     private readonly registry: JobHandlerRegistry,
     private readonly clock: QueueClock,
-    private readonly stager: ScheduledJobStager,
     private readonly cron: CronScheduler,
     private readonly executor: JobExecutor,
     private readonly completer: JobCompleter,
@@ -77,7 +77,6 @@ export class JobQueueTester {
       get(RESOLVED_JOB_QUEUE_OPTIONS),
       get(JobHandlerRegistry),
       get(QueueClock),
-      get(ScheduledJobStager),
       get(CronScheduler),
       get(JobExecutor),
       get(JobCompleter),
@@ -115,12 +114,18 @@ export class JobQueueTester {
    * first cron and the stager, then a claim, its handlers and their outcomes, and again (jobs
    * that handlers enqueue included). Retries and snoozes wait for their time: `advanceTime` to
    * reach them. Stops with a `JobQueueAssertionError` after `maxJobs` runs if jobs are still due.
+   *
+   * With `manager` (a test's transaction, see `withRollback`), the stager, the claim, the
+   * handlers' progress and the outcomes go through it, since no other connection sees its rows;
+   * cron does not tick (it would commit its jobs outside), and what handlers write through
+   * their own connections commits as usual.
    */
   async drain(options: DrainOptions = {}): Promise<DrainSummary> {
     const opts = jobInput.plainObject('options', options) as DrainOptions;
     const maxJobs =
       opts.maxJobs === undefined ? DEFAULT_MAX_JOBS : checkInteger('maxJobs', opts.maxJobs, 1);
     const types = this.typesToDrain(opts.types);
+    const db: Queryable = opts.manager ?? this.dataSource;
     // Once per app, as a worker's start does; a failed attempt is tried again next time.
     await (this.prepared ??= this.prepare().catch((error: unknown) => {
       this.prepared = undefined;
@@ -133,15 +138,15 @@ export class JobQueueTester {
     for (;;) {
       const at = this.now();
       // Cron first: a fire time enqueues its job ahead as `scheduled`, which the stager moves.
-      await this.cron.tickOnce(at);
-      await this.stager.stageOnce(at);
+      if (!opts.manager) await this.cron.tickOnce(at);
+      while ((await stageScheduledJobs(db, this.options.schema, at)) === STAGE_BATCH_SIZE);
       const room = Math.min(batch, maxJobs - runs.length);
       if (room === 0) {
-        if (await this.anyDue(types, at)) throw this.drainLimit(maxJobs, types);
+        if (await this.anyDue(db, types, at)) throw this.drainLimit(maxJobs, types);
         break;
       }
       const { jobs } = await claimAndStartJobs(
-        this.dataSource,
+        db,
         this.options.schema,
         this.options.workerId,
         { ...policy, caps: types.map(() => null) },
@@ -151,13 +156,50 @@ export class JobQueueTester {
         at,
       );
       if (jobs.length === 0) break;
+      await this.run(jobs, opts.manager);
+      runs.push(...(await this.outcomesOf(db, jobs)));
+    }
+    return summarize(runs);
+  }
+
+  /**
+   * Runs `fn` in a transaction that is rolled back once it returns (or throws): what the test
+   * enqueued and drained through `manager` is gone afterwards. Returns what `fn` returned.
+   */
+  async withRollback<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const rollback = new Error('rolled back by JobQueueTester.withRollback');
+    let result: T | undefined;
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        result = await fn(manager);
+        throw rollback;
+      });
+    } catch (error) {
+      if (error !== rollback) throw error;
+    }
+    return result as T;
+  }
+
+  /** Runs the claimed jobs to their outcomes, written before this resolves. */
+  private async run(jobs: readonly Job[], manager: EntityManager | undefined): Promise<void> {
+    if (!manager) {
       for (const job of jobs) this.executor.start(job);
       await this.running.waitUntilIdle();
       await this.completer.drain(Date.now() + OUTCOME_WRITE_MS);
       this.completer.resume();
-      runs.push(...(await this.outcomesOf(jobs)));
+      return;
     }
-    return summarize(runs);
+    const outcomes: QueuedOutcome[] = [];
+    for (const job of jobs) {
+      this.executor.start(job, { db: manager, outcome: (outcome) => outcomes.push(outcome) });
+    }
+    await this.running.waitUntilIdle();
+    await finishJobs(
+      manager,
+      this.options.schema,
+      this.options.workerId,
+      outcomes.map((outcome) => delayedByClock(outcome, this.clock)),
+    );
   }
 
   /**
@@ -258,13 +300,11 @@ export class JobQueueTester {
   }
 
   /** The claimed jobs as their runs left them. */
-  private async outcomesOf(claimed: readonly Job[]): Promise<DrainRun[]> {
+  private async outcomesOf(db: Queryable, claimed: readonly Job[]): Promise<DrainRun[]> {
     const schema = queueSchema(this.options.schema);
-    const rows = await queryRows(
-      this.dataSource,
-      `SELECT * FROM ${schema.jobs} WHERE id = ANY($1::bigint[])`,
-      [claimed.map((job) => job.id)],
-    );
+    const rows = await queryRows(db, `SELECT * FROM ${schema.jobs} WHERE id = ANY($1::bigint[])`, [
+      claimed.map((job) => job.id),
+    ]);
     const byId = new Map(rows.map((row) => [String(row.id), toJob(row)]));
     return claimed.flatMap((run) => {
       const job = byId.get(run.id);
@@ -272,10 +312,10 @@ export class JobQueueTester {
     });
   }
 
-  private async anyDue(types: string[], at: Date): Promise<boolean> {
+  private async anyDue(db: Queryable, types: string[], at: Date): Promise<boolean> {
     const schema = queueSchema(this.options.schema);
     const [row] = await queryRows<{ due: boolean }>(
-      this.dataSource,
+      db,
       `SELECT EXISTS (SELECT 1 FROM ${schema.jobs} WHERE status = 'pending'
          AND job_type = ANY($1::text[]) AND run_at <= $2::timestamptz) AS due`,
       [types, at],

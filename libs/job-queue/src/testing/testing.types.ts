@@ -11,6 +11,8 @@ export interface DrainOptions {
    * (a handler that re-enqueues itself would otherwise loop forever). Default: 1000.
    */
   maxJobs?: number;
+  /** A test's transaction (see `JobQueueTester.withRollback`): the drain goes through it. */
+  manager?: EntityManager;
 }
 
 /** What became of one run during a drain. @publicApi */

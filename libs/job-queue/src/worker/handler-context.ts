@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import { JobContext } from '../interfaces/job-context.interface';
+import { Queryable } from '../sql/queryable';
 import { SnoozeJob } from '../errors/snooze-job';
 import { JobProgressReporter, UnwrittenProgress } from './job-progress.reporter';
 import { RunningJob } from './running-job';
@@ -21,7 +21,7 @@ export class HandlerContext implements JobContext {
 
   constructor(
     private readonly entry: RunningJob,
-    private readonly dataSource: DataSource,
+    private readonly db: Queryable,
     private readonly schema: string,
     private readonly progressThrottleMs: number,
     private readonly superseded: SupersededWrites,
@@ -56,7 +56,7 @@ export class HandlerContext implements JobContext {
 
   private runReporter(): JobProgressReporter {
     this.reporter ??= new JobProgressReporter(
-      this.dataSource,
+      this.db,
       this.schema,
       this.entry,
       this.progressThrottleMs,

@@ -20,6 +20,7 @@ import { serialiseData } from '../validation/json-data';
 import { JobCompleter, QueuedOutcome } from './job-completer';
 import { HandlerContext } from './handler-context';
 import { RunLog } from './run-log';
+import { Queryable } from '../sql/queryable';
 import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
 import { RunTimes } from './run-times';
@@ -65,6 +66,12 @@ function resultRefused(error: unknown): string {
   return errorText(`Handler result not stored: ${why}`);
 }
 
+/** Where a run writes instead of the pool and the completer (see `JobExecutor.start`). */
+export interface RunThrough {
+  db: Queryable;
+  outcome: (outcome: QueuedOutcome) => void;
+}
+
 /**
  * Runs one claimed job: calls its handler with `(job, ctx)`, enforces the timeout, and turns
  * what happened into an outcome for the completer: completed with the result, retried after a
@@ -88,19 +95,24 @@ export class JobExecutor {
     private readonly runTimes: RunTimes,
   ) {}
 
-  /** Starts the job and returns at once; the job occupies a slot until it settles. */
-  start(job: Job): void {
+  /**
+   * Starts the job and returns at once; the job occupies a slot until it settles. `through`
+   * (the testing kit's transaction): the run's progress goes through `db` and its outcome to
+   * `outcome` instead of the completer.
+   */
+  start(job: Job, through?: RunThrough): void {
     const entry = new RunningJob(job);
     this.running.add(entry);
     if (this.events.active) this.events.emit([jobEvent('started', job)]);
-    void this.run(entry);
+    void this.run(entry, through);
   }
 
-  private async run(entry: RunningJob): Promise<void> {
+  private async run(entry: RunningJob, through: RunThrough | undefined): Promise<void> {
     const startedAt = performance.now();
     try {
-      const outcome = await this.execute(entry);
-      if (outcome) this.completer.push(outcome);
+      const outcome = await this.execute(entry, through?.db ?? this.dataSource);
+      if (outcome && through) through.outcome(outcome);
+      else if (outcome) this.completer.push(outcome);
     } finally {
       this.runTimes.record(entry.job.jobType, performance.now() - startedAt);
       this.running.delete(entry);
@@ -109,7 +121,7 @@ export class JobExecutor {
   }
 
   /** The outcome to write, or `undefined` when there is none (shutdown, cancellation). */
-  private async execute(entry: RunningJob): Promise<QueuedOutcome | undefined> {
+  private async execute(entry: RunningJob, db: Queryable): Promise<QueuedOutcome | undefined> {
     const { job } = entry;
     const handler = this.registry.get(job.jobType);
     if (!handler) {
@@ -119,7 +131,7 @@ export class JobExecutor {
     }
     const ctx = new HandlerContext(
       entry,
-      this.dataSource,
+      db,
       this.options.schema,
       this.options.progressThrottleMs,
       this.running.superseded,

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { JobCancelledError } from '../errors';
 import { databaseErrorText } from '../errors/database-error.util';
 import { checkProgress, checkStage } from '../validation/job-input.checks';
 import { updateRunProgress } from '../sql/update-progress.query';
 import { RunningJob } from './running-job';
 import { SupersededWrites } from './superseded-writes';
+import { Queryable } from '../sql/queryable';
 import { JobEventStream } from '../events/job-event-stream';
 import { jobEvent } from '../events/job-event-payload';
 import { RunLog } from './run-log';
@@ -36,7 +36,7 @@ export class JobProgressReporter {
   landed: UnwrittenProgress | undefined;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Queryable,
     private readonly schema: string,
     private readonly run: RunningJob,
     private readonly throttleMs: number,
@@ -95,7 +95,7 @@ export class JobProgressReporter {
     const rows = this.log.take();
     const { job, token } = this.run;
     this.writing = updateRunProgress(
-      this.dataSource,
+      this.db,
       this.schema,
       job.id,
       token,
