@@ -114,13 +114,29 @@ async function main(): Promise<void> {
     } finally {
       await nest.close();
     }
-    // The README's testing-kit file, through nest-pg-job-queue/testing, once the worker above
-    // has stopped (it would otherwise run the kit's jobs itself).
+    await runReadmeKit(database);
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+}
+
+/**
+ * The README's testing-kit file, through nest-pg-job-queue/testing, on a fresh database of its
+ * own, as a user's test file would have: its module reads DATABASE_URL when it is loaded.
+ */
+async function runReadmeKit(database: string): Promise<void> {
+  const kitDatabase = `${database}_kit`;
+  await admin(`DROP DATABASE IF EXISTS ${kitDatabase}`);
+  await admin(`CREATE DATABASE ${kitDatabase}`);
+  try {
+    const url = new URL(serverUrl as string);
+    url.pathname = `/${kitDatabase}`;
+    process.env.DATABASE_URL = url.toString();
     const { testReports } = await import('./reports.kit.js');
     await testReports();
     console.log(`PASS compat ${app}: the README's testing kit file (nest-pg-job-queue/testing)`);
   } finally {
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin(`DROP DATABASE IF EXISTS ${kitDatabase} WITH (FORCE)`);
   }
 }
 
