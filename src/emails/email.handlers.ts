@@ -24,8 +24,9 @@ export class EmailHandlers {
     timeoutMs: 60_000,
   })
   async send(job: Job<OutgoingEmail>, ctx: JobContext): Promise<SentEmail> {
+    const startedAt = new Date().toISOString();
     // Stands in for the SMTP conversation with the tenant's server.
     await sleep(Number(process.env.EMAIL_SEND_MS ?? 200), undefined, { signal: ctx.signal });
-    return { to: job.data.to, sentAt: new Date().toISOString() };
+    return { to: job.data.to, startedAt, sentAt: new Date().toISOString() };
   }
 }

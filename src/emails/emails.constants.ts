@@ -14,6 +14,8 @@ export interface OutgoingEmail {
 
 export interface SentEmail {
   to: string;
+  /** When this attempt began talking to the (simulated) mail server, ISO 8601. */
+  startedAt: string;
   /** When the (simulated) mail server took it, ISO 8601. */
   sentAt: string;
 }
