@@ -72,4 +72,12 @@ export class JobHandlerRegistry {
   all(): RegisteredJobHandler[] {
     return [...this.handlers.values()];
   }
+
+  /** Each handler's concurrency limits, as a worker's start stores them in `job_types`. */
+  concurrencyLimits(): Array<{ jobType: string; limits: ResolvedConcurrencyLimits }> {
+    return this.all().map((handler) => ({
+      jobType: handler.jobType,
+      limits: handler.options.limits,
+    }));
+  }
 }

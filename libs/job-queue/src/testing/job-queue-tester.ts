@@ -281,10 +281,7 @@ export class JobQueueTester {
     await storeConcurrencyLimits(
       this.dataSource,
       this.options.schema,
-      this.registry.all().map((handler) => ({
-        jobType: handler.jobType,
-        limits: handler.options.limits,
-      })),
+      this.registry.concurrencyLimits(),
     );
   }
 

@@ -180,10 +180,7 @@ export class JobWorker {
     const changes = await storeConcurrencyLimits(
       this.dataSource,
       this.options.schema,
-      this.registry.all().map((handler) => ({
-        jobType: handler.jobType,
-        limits: handler.options.limits,
-      })),
+      this.registry.concurrencyLimits(),
     );
     for (const change of changes) {
       // A type stored for the first time without limits is written, yet nothing changed.
