@@ -184,6 +184,10 @@ describe('testing kit: JobQueueTestingModule and JobQueueTester', () => {
     });
     await expect(tester.perform('flaky', {})).rejects.toThrow('the mail server said no');
     await expect(tester.perform('nope', {})).rejects.toThrow(InvalidJobInputError);
+    // Data enqueue would refuse is refused here too, naming the field, before the handler runs.
+    await expect(tester.perform('email.send', { to: Number.NaN })).rejects.toThrow(
+      expect.objectContaining({ name: 'InvalidJobInputError', field: 'data.to' }),
+    );
   });
 
   it('expectEnqueued lists what was enqueued when nothing matches', async () => {

@@ -19,6 +19,7 @@ import { queueSchema } from '../sql/queue-schema';
 import { storeConcurrencyLimits } from '../sql/store-concurrency-limits.query';
 import { jobInput } from '../validation/input.validator';
 import { checkInteger } from '../validation/job-input.checks';
+import { serialiseData } from '../validation/json-data';
 import { JobQueueAssertionError } from './job-queue-assertion.error';
 import { RecordingJobContext } from './recording-job-context';
 import { describeFilter, listJobs, matchesFilter, readEnqueuedJobs } from './enqueued-jobs';
@@ -203,9 +204,9 @@ export class JobQueueTester {
   }
 
   /**
-   * Runs the handler of `type` once with `data` (through JSON, as `enqueue` stores it), outside
-   * the queue: no row, no claim, no retry. Returns its result with the progress and log lines it
-   * reported; throws what it throws.
+   * Runs the handler of `type` once with `data` (checked and through JSON, as `enqueue` stores
+   * it), outside the queue: no row, no claim, no retry. Returns its result (as a run's is stored)
+   * with the progress and log lines it reported; throws what it throws.
    */
   async perform<R = unknown>(type: string, data: unknown): Promise<PerformResult<R>> {
     const handler = this.registry.get(type);
@@ -217,7 +218,8 @@ export class JobQueueTester {
       jobType: type,
       priority: 0,
       status: JobStatus.Running,
-      data: data === undefined ? null : JSON.parse(JSON.stringify(data)),
+      // Refused and stored as enqueue would: the handler sees what it would read back.
+      data: JSON.parse(serialiseData('data', data, this.options.maxPayloadBytes)),
       progress: 0,
       currentStage: null,
       attempts: 1,
@@ -229,8 +231,13 @@ export class JobQueueTester {
     });
     const ctx = new RecordingJobContext(job);
     const returned = await handler.run(job, ctx);
+    // As a run's result is stored: null for none, refused past maxResultBytes.
+    const resultJson =
+      returned == null
+        ? 'null'
+        : serialiseData('result', returned, this.options.maxResultBytes, 'maxResultBytes');
     return {
-      result: (returned === undefined ? null : JSON.parse(JSON.stringify(returned))) as R,
+      result: JSON.parse(resultJson) as R,
       progress: ctx.progressCalls,
       logs: ctx.logLines,
     };
