@@ -739,7 +739,7 @@ AS $function$
     $function$;
 -- privileges: default
 
-CREATE OR REPLACE FUNCTION job_queue.prune_jobs(p_lock_key bigint, p_completed_ms double precision, p_failed_ms double precision, p_cancelled_ms double precision, p_older_than_ms double precision, p_statuses text[], p_types text[], p_limit integer)
+CREATE OR REPLACE FUNCTION job_queue.prune_jobs(p_lock_key bigint, p_completed_ms double precision, p_failed_ms double precision, p_cancelled_ms double precision, p_older_than_ms double precision, p_statuses text[], p_types text[], p_limit integer, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
  RETURNS TABLE(held boolean, deleted integer)
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -782,7 +782,7 @@ AS $function$
       SELECT j.id FROM "job_queue".jobs j
       WHERE j.status IN ('completed', 'failed', 'cancelled')
         AND j.job_type = rules.job_type AND j.status = rules.status
-        AND j.completed_at < pg_catalog.now() - rules.keep_ms * interval '1 millisecond'
+        AND j.completed_at < COALESCE($9::timestamptz, pg_catalog.now()) - rules.keep_ms * interval '1 millisecond'
       ORDER BY j.completed_at
       LIMIT $8::integer
       FOR UPDATE OF j SKIP LOCKED

@@ -35,6 +35,7 @@ const PRUNER_ARGS = [
   null,
   null,
   1_000,
+  null, // p_now: the database's now(), as in production
 ];
 
 /** Node lines of a text plan, costs cut off (`Index Scan using jobs_finished_idx on jobs j`). */
@@ -111,7 +112,7 @@ describe('pruning: plan and cost with a million finished jobs', () => {
         // The pruner's call, and an operator's prune({ olderThanMs, statuses, types }).
         for (const args of [
           PRUNER_ARGS,
-          [null, DAY_MS, DAY_MS, DAY_MS, 0, ['failed'], ['email', 'image'], 1_000],
+          [null, DAY_MS, DAY_MS, DAY_MS, 0, ['failed'], ['email', 'image'], 1_000, null],
         ]) {
           const plan = await explain(`EXPLAIN (FORMAT TEXT) ${execute(args)}`);
           expectIndexedPrune(plan);

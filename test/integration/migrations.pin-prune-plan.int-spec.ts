@@ -14,6 +14,8 @@ describe('migration PinPrunePlan', () => {
 
   it('adds nested-loop-only settings and removes them on the way down, keeping body and grants', async () => {
     await dataSource().runMigrations();
+    // The first signature, as PinPrunePlan left it (PruneAtQueueTime's down() puts it back).
+    await undoMigrationsThrough(dataSource(), 'PruneAtQueueTime1795939200014');
     const pinned = await pruneFunction();
     expect(pinned.settings).toEqual([
       'search_path=pg_catalog, pg_temp',
@@ -30,6 +32,7 @@ describe('migration PinPrunePlan', () => {
     expect({ ...before, settings: [] }).toEqual({ ...pinned, settings: [] });
 
     await dataSource().runMigrations();
+    await undoMigrationsThrough(dataSource(), 'PruneAtQueueTime1795939200014');
     expect(await pruneFunction()).toEqual(pinned);
   });
 });

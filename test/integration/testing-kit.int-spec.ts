@@ -1,7 +1,13 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { InvalidJobInputError, JobStatus, JobWorker, QueueService } from 'nest-pg-job-queue';
+import {
+  InvalidJobInputError,
+  JobNotFoundError,
+  JobStatus,
+  JobWorker,
+  QueueService,
+} from 'nest-pg-job-queue';
 import {
   JobQueueAssertionError,
   JobQueueTester,
@@ -225,6 +231,75 @@ describe('testing kit: JobQueueTestingModule and JobQueueTester', () => {
       /Expected no job matching \{"data":\{"tags":\["y"\]\}\}, found 1:\n {2}#\d+ email.audit/,
     );
     expect(await tester.enqueuedJobs({ data: { tags: ['x'] } })).toHaveLength(1);
+  });
+
+  it("drain() runs the reaper on the kit clock: a dead worker's job comes back once its lease ran out", async () => {
+    const job = await queue.enqueue('email.audit', { to: 'a@example.com' });
+    // Claimed by a worker that then died: its heartbeat stops at the claim.
+    await module.get(DataSource).query(
+      `UPDATE job_queue.jobs SET status = 'running', worker_id = 'dead-worker', attempts = 1,
+         run_token = run_token + 1, claimed_at = now(), started_at = now(), heartbeat_at = now()
+       WHERE id = $1`,
+      [job.id],
+    );
+    expect(await tester.drain()).toMatchObject({ runs: [] });
+    expect((await queue.getJob(job.id)).status).toBe(JobStatus.Running); // lease still valid
+
+    tester.advanceTime(60_001); // staleAfterMs, the module's default
+    expect(await tester.drain()).toMatchObject({ runs: [] }); // rescued, to run after its backoff
+    const rescued = await queue.getJob(job.id);
+    expect(rescued).toMatchObject({
+      status: JobStatus.Scheduled,
+      lastError: expect.stringContaining('Worker dead-worker stopped heartbeating'),
+    });
+
+    tester.setTime(rescued.runAt);
+    expect(await tester.drain()).toMatchObject({ completed: 1 });
+    expect(await queue.getJob(job.id)).toMatchObject({ status: JobStatus.Completed, attempts: 2 });
+  });
+
+  it('drain() runs the pruner on the kit clock: a finished job goes once its retention has passed', async () => {
+    const job = await queue.enqueue('email.audit', { to: 'a@example.com' });
+    expect(await tester.drain()).toMatchObject({ completed: 1 });
+
+    tester.advanceTime(DAY_MS - 60_000); // the module's default: completed jobs kept a day
+    await tester.drain();
+    await tester.expectEnqueued({ type: 'email.audit', status: JobStatus.Completed, count: 1 });
+    tester.advanceTime(120_000);
+    await tester.drain();
+    await tester.expectNotEnqueued({ type: 'email.audit' });
+    await expect(queue.getJob(job.id)).rejects.toThrow(JobNotFoundError);
+  });
+
+  it('throttle windows and debounce delays count on the kit clock', async () => {
+    const throttled = (): Promise<string> =>
+      queue
+        .enqueueWithOutcome(
+          'email.audit',
+          { to: 'a@example.com' },
+          {
+            uniqueKey: 'digest:a',
+            throttleMs: 60_000,
+          },
+        )
+        .then(({ outcome }) => outcome);
+    expect(await throttled()).toBe('created');
+    expect(await throttled()).toBe('skipped');
+    tester.advanceTime(60_000); // the next fixed window
+    expect(await throttled()).toBe('created');
+    await tester.expectEnqueued({ type: 'email.audit', count: 2 });
+
+    tester.advanceTime(DAY_MS); // past every job above: drained below with the debounced one
+    const debounced = (to: string): Promise<string> =>
+      queue
+        .enqueueWithOutcome('email.send', { to }, { uniqueKey: 'send:b', debounceMs: 5_000 })
+        .then(({ outcome }) => outcome);
+    expect(await debounced('b1@example.com')).toBe('created');
+    expect(await debounced('b2@example.com')).toBe('replaced');
+    expect(await tester.drain({ types: ['email.send'] })).toMatchObject({ runs: [] });
+    tester.advanceTime(5_000);
+    const summary = await tester.drain({ types: ['email.send'] });
+    expect(summary.runs.map((run) => run.job.data)).toEqual([{ to: 'b2@example.com' }]);
   });
 
   it('refuses a clock moved backwards or by a bad amount, naming the argument', () => {

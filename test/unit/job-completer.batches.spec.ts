@@ -35,8 +35,8 @@ function recordingDatabase(refuse: string[] = []) {
   const db = {
     async query(_sql: string, parameters: unknown[]) {
       const ids = parameters[1] as string[];
-      // completeJobs sends (worker, ids, tokens, results); finishJobs sends the statuses too.
-      const completions = parameters.length === 4;
+      // completeJobs sends (worker, ids, tokens, results, now); finishJobs sends the statuses too.
+      const completions = parameters.length === 5;
       statements.push({ ids, completions });
       if (completions && ids.some((id) => refuse.includes(id))) {
         throw Object.assign(new Error('new row violates check constraint'), {

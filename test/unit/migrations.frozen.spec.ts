@@ -65,6 +65,10 @@ const SHIPPED: Record<string, string> = {
     '8044ee4bd0e9041b4b2920ac4b6c43c3788db70170fb4dfe18a931d0230caae3',
   'AddUniquenessPolicies1795939200013 down':
     '5659258220a7128315485b8fe0ccc447dba398d61d9e875c7780394e2d1d5148',
+  'PruneAtQueueTime1795939200014 up':
+    '4b2e7ebe9a3f1c6cfce33cc25dc17967a9997616af444d007962ff4331a1780f',
+  'PruneAtQueueTime1795939200014 down':
+    'dc446cabf6263b6dba29f8658712af4d31310aa146a2e2dffab58b6fff1b680d',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

@@ -17,10 +17,25 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "the unique index's predicate (unique-keys.sql.ts): the checked schema and constants",
   "* uniqueKeyCountsSql(schema, 'j.')":
     "the unique index's predicate for the row `j` (unique-keys.sql.ts): the checked schema and constants",
-  "* storedUniqueKeySql('k.unique_key', 'k.window_ms')":
-    'a stored key from input columns (unique-keys.sql.ts): column names, constants',
-  "* storedUniqueKeySql('t.unique_key', 't.window_ms')":
-    'a stored key from input columns (unique-keys.sql.ts): column names, constants',
+  "* storedUniqueKeySql('k.unique_key', 'k.window_ms', '$2')":
+    "a stored key from input columns at the queue's clock (unique-keys.sql.ts): column names, a placeholder",
+  "* storedUniqueKeySql('t.unique_key', 't.window_ms', '$2')":
+    "a stored key from input columns at the queue's clock (unique-keys.sql.ts): column names, a placeholder",
+  '* queueNowSql(now)':
+    "the queue's clock (queue-now.sql.ts) from a placeholder the caller names: constants",
+  "* queueNowSql('$2')": "the queue's clock from the bind parameter $2 (queue-now.sql.ts)",
+  "* queueNowSql('$5')": "the queue's clock from the bind parameter $5 (queue-now.sql.ts)",
+  '* queueNowSql(log.now)':
+    "the queue's clock from the shape's bind parameter, `$10` or `$18` (queue-now.sql.ts)",
+  '* queueNowSql(WITH_LOG.now)':
+    "the queue's clock from the logged shape's bind parameter `$18` (queue-now.sql.ts)",
+  '* QUEUE_NOW': "the queue's clock from a bind parameter of the same file (queue-now.sql.ts)",
+  'libs/job-queue/src/sql/queue-now.sql.ts param':
+    'a bind parameter placeholder (`$3`) named by the calling statement: constants',
+  'libs/job-queue/src/sql/functions/prune-jobs.v1.ts now':
+    "the time retention counts back from: `pg_catalog.now()` (V1) or the queue's clock from `$9` (V2)",
+  'libs/job-queue/src/sql/functions/prune-jobs.v2.ts pruneJobsQueryV2(schema)':
+    "DDL cannot take parameters; the function's body, from the checked schema and constants",
   'libs/job-queue/src/sql/insert-jobs.query.ts uniqueKey':
     "the stored key's expression: an input column, or storedUniqueKeySql of input columns",
   'libs/job-queue/src/migrations/1795939200013-AddUniquenessPolicies.ts maxLength':
@@ -168,10 +183,14 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "a type's best rows across its segments, from the checked schema and constants",
   "libs/job-queue/src/sql/functions/claim-job-batch.v3.ts bestOfType(schema, 'takes', 'takes.take', LOCK)":
     "a type's best rows across its segments, locked: the checked schema and constants",
-  'libs/job-queue/src/migrations/1795939200009-ResumeClaimsAtCursors.ts from':
+  'libs/job-queue/src/migrations/copy-execute-grants.ts from':
     'DDL names a function by its signature: the checked schema and fixed types',
-  'libs/job-queue/src/migrations/1795939200009-ResumeClaimsAtCursors.ts to':
+  'libs/job-queue/src/migrations/copy-execute-grants.ts to':
     'DDL names a function by its signature: the checked schema and fixed types',
+  'libs/job-queue/src/migrations/1795939200014-PruneAtQueueTime.ts before':
+    'DDL names the function by its signature: the checked schema and fixed types',
+  'libs/job-queue/src/migrations/1795939200014-PruneAtQueueTime.ts after':
+    'DROP FUNCTION names the function by its signature: the checked schema and fixed types',
   'libs/job-queue/src/migrations/1795939200009-ResumeClaimsAtCursors.ts before':
     'DROP FUNCTION names the function by its signature: the checked schema and fixed types',
   'libs/job-queue/src/migrations/1795939200009-ResumeClaimsAtCursors.ts after':

@@ -154,16 +154,9 @@ export class QueueService {
     return (await this.insertRows(db, rows)) as EnqueueResult<T>[];
   }
 
-  /** Enqueues `rows`, their delays counted from the queue's clock (moved only in tests). */
+  /** Enqueues `rows` at the queue's clock (moved only in tests): their delays count from it. */
   private insertRows(db: Queryable, rows: JobInsertRow[]): Promise<EnqueueResult[]> {
-    const clock = this.clock;
-    const timed =
-      clock && clock.offsetMs !== 0
-        ? rows.map((row) =>
-            row.delayMs > 0 ? { ...row, delayMs: clock.delayFromNow(row.delayMs) } : row,
-          )
-        : rows;
-    return enqueueRows(db, this.options.schema, timed);
+    return enqueueRows(db, this.options.schema, rows, this.clock?.now() ?? null);
   }
 
   /**
@@ -326,7 +319,7 @@ export class QueueService {
    * and `runAt` at that fire time, once across all nodes. Any running worker fires it, whatever
    * handlers it has. Replacing with the same cron and zone keeps its next fire time (calling this
    * at every boot skips and repeats nothing); a new cron or zone starts at its first fire time
-   * after the database's now (not this process's clock). Throws `InvalidJobInputError` naming the
+   * after the database's now (not this process's clock; the testing kit's, when it moved it). Throws `InvalidJobInputError` naming the
    * argument (`cron`, `timezone` …) for a bad one, and for a `name` that a `@JobHandler`'s cron
    * owns.
    */
@@ -338,7 +331,7 @@ export class QueueService {
     opts: ScheduleOptions = {},
   ): Promise<JobSchedule<T>> {
     const checked = checkedSchedule(name, cron, jobType, data, opts, this.options.maxPayloadBytes);
-    const row = withFirstFireAt(checked, await databaseNow(this.db()));
+    const row = withFirstFireAt(checked, this.clock?.now() ?? (await databaseNow(this.db())));
     const written = await upsertSchedule(this.db(), this.options.schema, row);
     if (!written) throw new InvalidJobInputError(SCHEDULE_OWNED_BY_HANDLER(name), 'name', name);
     return toJobSchedule(written) as JobSchedule<T>;

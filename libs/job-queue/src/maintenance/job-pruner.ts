@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { JobHandlerRegistry } from '../discovery/job-handler.registry';
 import { databaseErrorText } from '../errors/database-error.util';
 import { queueSchema } from '../sql/queue-schema';
+import { Queryable } from '../sql/queryable';
 import { storeRetention } from '../sql/store-retention.query';
 import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { pruneInBatches } from './prune-in-batches';
@@ -64,27 +65,30 @@ export class JobPruner extends MaintenanceTask {
   }
 
   /**
-   * One pass: deletes finished jobs past their retention, a batch per statement, until a batch
-   * comes back short, another node holds the lock or `PRUNE_PASS_MAX_MS` has passed; returns
-   * how many it deleted.
+   * One pass: deletes finished jobs past their retention at the queue's time `now` (null: the
+   * database's), through `db` (the testing kit passes its clock's time and a test's
+   * transaction), a batch per statement, until a batch comes back short, another node holds the
+   * lock or `PRUNE_PASS_MAX_MS` has passed; returns how many it deleted.
    */
-  async pruneOnce(): Promise<number> {
+  async pruneOnce(now: Date | null = null, db: Queryable = this.dataSource): Promise<number> {
     if (!this.retentionStored) await this.storeRetention();
     const deleted = await pruneInBatches(
-      this.dataSource,
+      db,
       this.options.schema,
       { defaults: this.options.retention, olderThanMs: null, statuses: null, types: null },
       {
         lockKey: queueSchema(this.options.schema).lockKey('prune'),
         deadline: Date.now() + PRUNE_PASS_MAX_MS,
         stopping: () => this.stopping,
+        now,
       },
     );
     if (deleted > 0) this.logger.debug(`Pruned ${deleted} finished job(s)`);
     return deleted;
   }
 
-  private async storeRetention(): Promise<void> {
+  /** Stores this node's handlers' retention in `job_types` (the testing kit calls it too). */
+  async storeRetention(): Promise<void> {
     await storeRetention(
       this.dataSource,
       this.options.schema,

@@ -8,6 +8,8 @@ export interface PruneBatchesOptions {
   deadline: number | null;
   /** Checked before each statement: true ends the pass (the worker is stopping). */
   stopping?: () => boolean;
+  /** The queue's time retention counts back from (null: the database's now()). */
+  now?: Date | null;
 }
 
 /**
@@ -20,12 +22,12 @@ export async function pruneInBatches(
   db: Queryable,
   schema: string,
   criteria: PruneCriteria,
-  { lockKey, deadline, stopping }: PruneBatchesOptions,
+  { lockKey, deadline, stopping, now = null }: PruneBatchesOptions,
 ): Promise<number> {
   let total = 0;
   for (;;) {
     if (stopping?.()) break;
-    const { held, deleted } = await pruneJobs(db, schema, lockKey, criteria, PRUNE_BATCH_SIZE);
+    const { held, deleted } = await pruneJobs(db, schema, lockKey, criteria, PRUNE_BATCH_SIZE, now);
     total += deleted;
     if (!held || deleted < PRUNE_BATCH_SIZE) break;
     if (deadline !== null && Date.now() >= deadline) break;

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Queryable } from '../sql/queryable';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
 import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { retryPolicyFor } from '../retry/retry-policy';
@@ -29,16 +30,24 @@ export class StaleJobReaper extends MaintenanceTask {
     return this.rescueOnce();
   }
 
-  /** One pass; returns the jobs it recovered (none when another node holds the lock). */
-  async rescueOnce(): Promise<RescuedJobRow[]> {
+  /**
+   * One pass, at the queue's time `now` (null: the database's) through `db`: the testing kit
+   * passes its clock's time and a test's transaction. Returns the jobs it recovered (none when
+   * another node holds the lock).
+   */
+  async rescueOnce(
+    now: Date | null = null,
+    db: Queryable = this.dataSource,
+  ): Promise<RescuedJobRow[]> {
     // Only for a row that has no policy of its own (claimed by hand): the module's defaults.
     const { maxAttempts, backoff } = retryPolicyFor(undefined, this.options);
     const rescued = await rescueStaleJobs(
-      this.dataSource,
+      db,
       this.options.schema,
       this.options.staleAfterMs,
       { maxAttempts, ...backoff },
       this.options.events.remote ? this.options.workerId : undefined,
+      now,
     );
     this.events.emit(
       rescued.map((job) =>

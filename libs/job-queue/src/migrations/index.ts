@@ -15,6 +15,7 @@ import { createJobEventsTableFor } from './1795939200010-CreateJobEventsTable';
 import { addConcurrencyLimitsFor } from './1795939200011-AddConcurrencyLimits';
 import { addRateLimitsFor } from './1795939200012-AddRateLimits';
 import { addUniquenessPoliciesFor } from './1795939200013-AddUniquenessPolicies';
+import { pruneAtQueueTimeFor } from './1795939200014-PruneAtQueueTime';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -60,6 +61,7 @@ export function jobQueueMigrationsFor(
     addConcurrencyLimitsFor(schema),
     addRateLimitsFor(schema),
     addUniquenessPoliciesFor(schema),
+    pruneAtQueueTimeFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

@@ -20,11 +20,13 @@ const NOT_STARTED: readonly string[] = [JobStatus.Scheduled, JobStatus.Pending, 
  * unique index decides every clash; each statement here only acts on what it found (a replace
  * of holders not started, an insert that does nothing on a clash, a look-up of holders), and a
  * row none of them settled goes round again. Rows without keys take the one insert statement.
+ * Every statement runs at the queue's time `now` (null: the database's now()).
  */
 export async function enqueueRows(
   db: Queryable,
   schema: string,
   input: readonly JobInsertRow[],
+  now: Date | null = null,
 ): Promise<EnqueueResult[]> {
   const results: Array<EnqueueResult | undefined> = new Array(input.length);
   const { rows, sent, repeats } = collapseDebounces(input);
@@ -43,6 +45,7 @@ export async function enqueueRows(
         db,
         schema,
         debounced.map((index) => rows[index] as DebouncedRow),
+        now,
       );
       for (const [position, row] of replaced) settle(debounced[position], toJob(row), 'replaced');
       pending = unsettled();
@@ -52,6 +55,7 @@ export async function enqueueRows(
       db,
       schema,
       pending.map((index) => rows[index]),
+      now,
     );
     inserted.forEach((job, position) => {
       if (job) settle(pending[position], job, 'created');
@@ -63,6 +67,7 @@ export async function enqueueRows(
         db,
         schema,
         pending.map((index) => rows[index] as { uniqueKey: string; uniqueWindowMs: number | null }),
+        now,
       ),
     );
     for (const index of pending) {

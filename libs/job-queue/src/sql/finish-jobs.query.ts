@@ -2,6 +2,7 @@ import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema, StatementBuilder } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
 import { notifyJobEventsCtes } from './job-events.notify';
+import { queueNowSql } from './queue-now.sql';
 import {
   firstLineSql,
   givenLogRowsCte,
@@ -66,19 +67,22 @@ const SUPERSEDED = `SELECT o.id::text AS id, o.run_token FROM o
 
 /** What the logged shape adds to the outcome write, at four places; nothing in the plain one. */
 interface OutcomeLogParts {
+  /** The queue's clock's parameter (`queueNowSql`): after the shape's other inputs. */
+  now: string;
   arrays: string;
   columns: string;
   set: string;
   returning: string;
 }
 
-const NO_LOG: OutcomeLogParts = { arrays: '', columns: '', set: '', returning: '' };
+const NO_LOG: OutcomeLogParts = { now: '$10', arrays: '', columns: '', set: '', returning: '' };
 
 /**
  * `o` also says how many log rows each outcome adds (`$10`) and whether it writes its own row
  * (`$11`); `events_count` grows by that many; `done` returns both for the rows' insert.
  */
 const WITH_LOG: OutcomeLogParts = {
+  now: '$18',
   arrays: `,
         pg_catalog.unnest($10::integer[]), pg_catalog.unnest($11::boolean[])`,
   columns: ', log_count, log_outcome',
@@ -105,15 +109,16 @@ const finishJobsWrite = (schema: QueueSchema, log: OutcomeLogParts): string => `
     result = CASE WHEN o.status = 'completed' THEN o.result ELSE j.result END,
     last_error = COALESCE(o.last_error, j.last_error),
     run_at = CASE WHEN o.status IN ('pending', 'snoozed')
-                  THEN pg_catalog.now() + o.retry_delay_ms * interval '1 millisecond'
+                  THEN ${queueNowSql(log.now)} + o.retry_delay_ms * interval '1 millisecond'
                   ELSE j.run_at END,
     attempts = CASE WHEN o.status = 'snoozed' THEN GREATEST(j.attempts - 1, 0) ELSE j.attempts END,
-    completed_at = CASE WHEN o.status IN ('pending', 'snoozed') THEN NULL ELSE pg_catalog.now() END,
+    completed_at = CASE WHEN o.status IN ('pending', 'snoozed') THEN NULL
+                        ELSE ${queueNowSql(log.now)} END,
     worker_id = CASE WHEN o.status IN ('pending', 'snoozed') THEN NULL ELSE j.worker_id END,
     heartbeat_at = NULL,
     progress = COALESCE(o.progress, j.progress),
     current_stage = COALESCE(o.stage, j.current_stage),${log.set}
-    updated_at = pg_catalog.now()
+    updated_at = ${queueNowSql(log.now)}
   FROM o
   WHERE ${STILL_OURS}
   RETURNING j.id, j.run_token, j.job_type, j.status, j.attempts, j.progress, j.current_stage,
@@ -125,7 +130,7 @@ const FINISH_JOBS_WRITE = (schema: QueueSchema): string => finishJobsWrite(schem
 const FINISH_JOBS = (schema: QueueSchema): string => `${FINISH_JOBS_WRITE(schema)}
   ${SUPERSEDED}`;
 
-const FINISH_EVENTS = notifyJobEventsCtes('done', '$10::text', '$1::text');
+const FINISH_EVENTS = notifyJobEventsCtes('done', '$11::text', '$1::text');
 
 /**
  * `FINISH_JOBS_WRITE` that also writes the job's log: `o` gains how many rows each outcome adds
@@ -139,7 +144,7 @@ const FINISH_EVENTS = notifyJobEventsCtes('done', '$10::text', '$1::text');
 const OUTCOME_LOG_ROWS = `SELECT * FROM log_rows UNION ALL
      SELECT done.id, done.run_token,
             CASE WHEN done.event = 'snoozed' THEN done.attempts + 1 ELSE done.attempts END,
-            pg_catalog.now(), done.event,
+            ${queueNowSql(WITH_LOG.now)}, done.event,
             CASE WHEN done.event IN ('retrying', 'failed')
                  THEN ${firstLineSql('done.last_error')} END,
             NULL::jsonb, pg_catalog.cardinality($12::bigint[]) + 1
@@ -152,7 +157,7 @@ const FINISH_JOBS_LOGGED_WRITE = (schema: QueueSchema): string =>
 const FINISH_JOBS_LOGGED = (schema: QueueSchema): string => `${FINISH_JOBS_LOGGED_WRITE(schema)}
   ${SUPERSEDED}`;
 
-const FINISH_LOGGED_EVENTS = notifyJobEventsCtes('done', '$18::text', '$1::text');
+const FINISH_LOGGED_EVENTS = notifyJobEventsCtes('done', '$19::text', '$1::text');
 
 /** `FINISH_JOBS_AND_NOTIFY` that also writes the job's log (`FINISH_JOBS_LOGGED_WRITE`). */
 const FINISH_JOBS_LOGGED_AND_NOTIFY = (schema: QueueSchema): string =>
@@ -184,9 +189,10 @@ export async function finishJobs(
   workerId: string,
   outcomes: readonly JobOutcome[],
   notify = false,
+  now: Date | null = null,
 ): Promise<SupersededOutcome[]> {
   if (outcomes.every(isPlainCompletion)) {
-    return completeJobs(db, schema, workerId, outcomes, notify);
+    return completeJobs(db, schema, workerId, outcomes, notify, now);
   }
   const parameters: unknown[] = [
     workerId,
@@ -200,12 +206,14 @@ export async function finishJobs(
     outcomes.map((o) => o.stage),
   ];
   if (!outcomes.some(writesLog)) {
+    parameters.push(now);
     return writeOutcomes(db, schema, FINISH_JOBS, FINISH_JOBS_AND_NOTIFY, parameters, notify);
   }
   parameters.push(
     outcomes.map((o) => o.logRows.length + (o.logOutcome ? 1 : 0)),
     outcomes.map((o) => o.logOutcome),
     ...jobLogRowParameters(outcomes.flatMap((o) => o.logRows)),
+    now,
   );
   return writeOutcomes(
     db,
@@ -258,8 +266,8 @@ const COMPLETE_JOBS_WRITE = (schema: QueueSchema): string => `
       AS o(id, run_token, result)
   ), done AS (
   UPDATE ${schema.jobs} AS j SET
-    status = 'completed', result = o.result, completed_at = pg_catalog.now(), heartbeat_at = NULL,
-    updated_at = pg_catalog.now()
+    status = 'completed', result = o.result, completed_at = ${queueNowSql('$5')},
+    heartbeat_at = NULL, updated_at = ${queueNowSql('$5')}
   FROM o
   WHERE ${STILL_OURS}
   RETURNING j.id, j.run_token, j.job_type, j.status, j.attempts, j.progress, j.current_stage,
@@ -269,7 +277,7 @@ const COMPLETE_JOBS_WRITE = (schema: QueueSchema): string => `
 const COMPLETE_JOBS = (schema: QueueSchema): string => `${COMPLETE_JOBS_WRITE(schema)}
   ${SUPERSEDED}`;
 
-const COMPLETE_EVENTS = notifyJobEventsCtes('done', '$5::text', '$1::text');
+const COMPLETE_EVENTS = notifyJobEventsCtes('done', '$6::text', '$1::text');
 
 /** `COMPLETE_JOBS` that also notifies a `completed` event of each job it completes. */
 const COMPLETE_JOBS_AND_NOTIFY = (schema: QueueSchema): string => `${COMPLETE_JOBS_WRITE(schema)},
@@ -287,12 +295,14 @@ async function completeJobs(
   workerId: string,
   outcomes: readonly JobOutcome[],
   notify: boolean,
+  now: Date | null,
 ): Promise<SupersededOutcome[]> {
   const parameters: unknown[] = [
     workerId,
     outcomes.map((o) => o.id),
     outcomes.map((o) => o.runToken),
     outcomes.map((o) => o.resultJson),
+    now,
   ];
   return writeOutcomes(db, schema, COMPLETE_JOBS, COMPLETE_JOBS_AND_NOTIFY, parameters, notify);
 }

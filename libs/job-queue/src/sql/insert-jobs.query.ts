@@ -4,6 +4,7 @@ import { DEFAULT_PRIORITY } from '../job-queue.constants';
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { parseTimestamptzText, timestamptzInput } from './timestamp-text';
+import { queueNowSql } from './queue-now.sql';
 import { isStoredUniqueKey, storedUniqueKeySql, uniqueKeyCountsSql } from './unique-keys.sql';
 
 /** One job to insert, already validated; `data` is its JSON text. */
@@ -25,6 +26,9 @@ export interface JobInsertRow {
   concurrencyKey: string | null;
 }
 
+/** The queue's clock, `$3`: null (the statement's now()) unless the testing kit moved it. */
+const QUEUE_NOW = queueNowSql('$3');
+
 /**
  * The INSERT, with how it stores a row's key (`uniqueKey`) and its conflict clause (when a row
  * has a key), and what comes back.
@@ -33,17 +37,18 @@ const insertJobsSql = (schema: QueueSchema, uniqueKey: string, onConflict: strin
   WITH inserted AS (
     INSERT INTO ${schema.jobs}
       (job_type, data, priority, run_at, status, max_attempts, unique_key, unique_states,
-       concurrency_key)
+       concurrency_key, created_at, updated_at)
     SELECT t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
            due.run_at,
-           CASE WHEN due.run_at > pg_catalog.now() THEN 'scheduled' ELSE 'pending' END,
-           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key
+           CASE WHEN due.run_at > ${QUEUE_NOW} THEN 'scheduled' ELSE 'pending' END,
+           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key,
+           ${QUEUE_NOW}, ${QUEUE_NOW}
     FROM ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
            type text, data jsonb, priority integer, run_at timestamptz, delay_ms float8,
            max_attempts integer, unique_key text, unique_states smallint, window_ms bigint,
            concurrency_key text)) WITH ORDINALITY AS t
       CROSS JOIN LATERAL (
-        SELECT COALESCE(t.run_at, pg_catalog.now()
+        SELECT COALESCE(t.run_at, ${QUEUE_NOW}
                                   + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
           AS run_at) AS due
     ORDER BY t.ordinality
@@ -53,7 +58,7 @@ const insertJobsSql = (schema: QueueSchema, uniqueKey: string, onConflict: strin
   SELECT COALESCE(pg_catalog.array_agg(id ORDER BY id), '{}')::text AS ids,
          CASE WHEN pg_catalog.bool_or(unique_key IS NOT NULL)
               THEN pg_catalog.array_agg(unique_key ORDER BY id) END AS keys,
-         pg_catalog.now()::text AS now
+         ${QUEUE_NOW}::text AS now
   FROM inserted`;
 
 /**
@@ -63,7 +68,7 @@ const insertJobsSql = (schema: QueueSchema, uniqueKey: string, onConflict: strin
 const INSERT_KEYED = (schema: QueueSchema): string =>
   insertJobsSql(
     schema,
-    storedUniqueKeySql('t.unique_key', 't.window_ms'),
+    storedUniqueKeySql('t.unique_key', 't.window_ms', '$3'),
     `ON CONFLICT (unique_key) WHERE ${uniqueKeyCountsSql(schema)} DO NOTHING`,
   );
 /**
@@ -77,20 +82,20 @@ interface InsertResult {
   ids: string;
   /** Their stored unique keys, in the same order (`null` where a row had none); `null` if none had one. */
   keys: Array<string | null> | null;
-  /** The statement's now(): created_at and updated_at of every row, and run_at of the undelayed. */
+  /** The queue's now: created_at and updated_at of every row, and run_at of the undelayed. */
   now: string;
 }
 
 /**
  * Inserts every row in one statement, whatever the count, each as `scheduled` when its `run_at`
- * is later than the statement's now() and `pending` otherwise (the database's clock decides, not
- * this process's), and returns for each input position
+ * is later than the queue's now (`now`, null: the statement's now(); the database's clock
+ * decides, not this process's) and `pending` otherwise, and returns for each input position
  * its new `Job`, or `undefined` when its `uniqueKey` is held by a job whose key counts (ON
  * CONFLICT DO NOTHING; the caller looks the holder up).
  *
  * The input goes as one JSON document (`jsonb_to_recordset`) and only ids come back, not rows:
  * returning and parsing every column of 5,000 rows took half of `enqueueMany`'s time. Each
- * `Job` is built here from its input and the columns' defaults, with the statement's now().
+ * `Job` is built here from its input and the columns' defaults, with the queue's now.
  * Rows are inserted in input order, so the ids the sequence hands out ascend with it: the i-th
  * smallest id returned belongs to the i-th input row that was inserted.
  */
@@ -98,12 +103,14 @@ export async function insertJobs(
   db: Queryable,
   schema: string,
   rows: readonly JobInsertRow[],
+  now: Date | null = null,
 ): Promise<Array<Job | undefined>> {
   const keyed = rows.some((row) => row.uniqueKey !== null);
   const statement = queueSchema(schema).statement(keyed ? INSERT_KEYED : INSERT_UNKEYED);
   const [result] = await queryRows<InsertResult>(db, statement, [
     inputDocument(rows),
     DEFAULT_PRIORITY,
+    now,
   ]);
   return matchInserted(rows, result);
 }

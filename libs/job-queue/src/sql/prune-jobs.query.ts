@@ -26,10 +26,11 @@ export interface PruneResult {
 const PRUNE_JOBS = (schema: QueueSchema): string => `
   SELECT f.held, f.deleted
   FROM ${schema.quoted}.prune_jobs($1::bigint, $2::float8, $3::float8, $4::float8, $5::float8,
-                                   $6::text[], $7::text[], $8::integer) AS f`;
+                                   $6::text[], $7::text[], $8::integer, $9::timestamptz) AS f`;
 
 /**
- * Deletes up to `limit` finished jobs whose `completed_at` is older than their retention (see
+ * Deletes up to `limit` finished jobs whose `completed_at` is older than their retention at the
+ * queue's now (`now`; null: the statement's now()) (see
  * `currentPruneJobsQuery` in sql/functions/current-functions.ts, the statement `prune_jobs()`
  * runs; the function with its settings as installed is in libs/job-queue/schema.sql), oldest
  * first within each type and status. With `lockKey`, only if this statement gets that
@@ -42,6 +43,7 @@ export async function pruneJobs(
   lockKey: string | null,
   criteria: PruneCriteria,
   limit = PRUNE_BATCH_SIZE,
+  now: Date | null = null,
 ): Promise<PruneResult> {
   const schema = queueSchema(schemaName);
   const [row] = await queryRows<PruneResult>(db, schema.statement(PRUNE_JOBS), [
@@ -53,6 +55,7 @@ export async function pruneJobs(
     criteria.statuses,
     criteria.types,
     limit,
+    now,
   ]);
   return row;
 }

@@ -1,6 +1,7 @@
 import { Queryable, queryRows } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { notifyJobEventsCtes } from './job-events.notify';
+import { queueNowSql } from './queue-now.sql';
 import { claimedRowMissingSql, endedRunRowsSql, insertLogRowsCte } from './job-log-rows';
 
 export interface RescuedJobRow {
@@ -23,6 +24,9 @@ export interface FallbackPolicy {
   jitter: number;
 }
 
+/** The queue's clock, `$7`: null (the statement's now()) unless the testing kit moved it. */
+const QUEUE_NOW = queueNowSql('$7');
+
 // Every operand is float8 where the arithmetic is, so each operator is pg_catalog's exact one.
 const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
   WITH lock AS (SELECT pg_catalog.pg_try_advisory_xact_lock($1::bigint) AS held),
@@ -41,7 +45,7 @@ const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
       -- A held row without a heartbeat (edited by hand, or written by an older tool) ages from
       -- its claim instead of staying held forever.
       AND COALESCE(j.heartbeat_at, j.claimed_at, j.updated_at)
-            < pg_catalog.now() - $2::float8 * interval '1 millisecond'
+            < ${QUEUE_NOW} - $2::float8 * interval '1 millisecond'
     FOR UPDATE OF j SKIP LOCKED
   ), delayed AS (
     SELECT stale.*,
@@ -56,12 +60,12 @@ const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
     last_error = 'Worker ' || COALESCE(stale.worker_id, '?')
                  || ' stopped heartbeating during attempt ' || j.attempts::text
                  || CASE WHEN stale.exhausted THEN ', the last one' ELSE '' END,
-    completed_at = CASE WHEN stale.exhausted THEN pg_catalog.now() ELSE NULL END,
-    run_at = CASE WHEN stale.exhausted THEN pg_catalog.now()
-                  ELSE pg_catalog.now() + stale.delay_ms * interval '1 millisecond' END,
+    completed_at = CASE WHEN stale.exhausted THEN ${QUEUE_NOW} ELSE NULL END,
+    run_at = CASE WHEN stale.exhausted THEN ${QUEUE_NOW}
+                  ELSE ${QUEUE_NOW} + stale.delay_ms * interval '1 millisecond' END,
     worker_id = NULL, heartbeat_at = NULL,
     events_count = j.events_count + 1 + CASE WHEN stale.claimed_missing THEN 1 ELSE 0 END,
-    updated_at = pg_catalog.now()
+    updated_at = ${QUEUE_NOW}
   FROM delayed AS stale WHERE j.id = stale.id
   RETURNING j.id, j.job_type, j.status, stale.worker_id, j.run_at, j.attempts, j.progress,
     j.current_stage, 'rescued'::text AS event, j.run_token, j.claimed_at, j.last_error,
@@ -71,7 +75,7 @@ const RESCUE_STALE_JOBS_WITH = (schema: QueueSchema): string => `
 const RESCUE_STALE_JOBS = (schema: QueueSchema): string => `${RESCUE_STALE_JOBS_WITH(schema)}
   SELECT id, job_type, status, worker_id, run_at, attempts, progress, current_stage FROM rescued`;
 
-const RESCUE_EVENTS = notifyJobEventsCtes('rescued', '$7::text', '$8::text');
+const RESCUE_EVENTS = notifyJobEventsCtes('rescued', '$8::text', '$9::text');
 
 /**
  * The rescue that also notifies a `rescued` event of each job it takes back (`events.remote`);
@@ -84,7 +88,8 @@ const RESCUE_STALE_JOBS_AND_NOTIFY = (schema: QueueSchema): string =>
   FROM events_notified LEFT JOIN rescued ON true`;
 
 /**
- * Takes back jobs whose lease (`heartbeat_at`) is older than `staleAfterMs`: to `failed` when the
+ * Takes back jobs whose lease (`heartbeat_at`) is older than `staleAfterMs` at the queue's now
+ * (`now`; null: the statement's now()): to `failed` when the
  * attempt that died was the last one, else to `scheduled` (`pending` if the delay is 0), to run
  * again after its backoff like any failed attempt. The limit and the backoff are the row's own (`max_attempts`, `backoff_*`: fixed
  * at enqueue or by the job's first claim), so whichever node reaps decides as the node that ran
@@ -110,6 +115,7 @@ export async function rescueStaleJobs(
   staleAfterMs: number,
   fallback: FallbackPolicy,
   notifyOrigin?: string,
+  now: Date | null = null,
 ): Promise<RescuedJobRow[]> {
   const queue = queueSchema(schema);
   const parameters: unknown[] = [
@@ -119,6 +125,7 @@ export async function rescueStaleJobs(
     fallback.baseDelayMs,
     fallback.maxDelayMs,
     fallback.jitter,
+    now,
   ];
   if (notifyOrigin === undefined) {
     return queryRows<RescuedJobRow>(db, queue.statement(RESCUE_STALE_JOBS), parameters);

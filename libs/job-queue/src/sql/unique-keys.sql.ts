@@ -1,6 +1,7 @@
 import { JobStatus } from '../entities/job-status.enum';
 import { UNIQUE_WINDOW_SEPARATOR } from '../job-queue.constants';
 import { QueueSchema } from './queue-schema';
+import { queueNowSql } from './queue-now.sql';
 
 /**
  * How a row stores the statuses its unique key counts in (`jobs.unique_states`): one bit per
@@ -51,16 +52,17 @@ export function isStoredUniqueKey(stored: string, key: string, windowMs: number 
 
 /**
  * The key a row stores, in SQL, from the caller's `key` and its window length `windowMs` (NULL:
- * none): `key`, or `key` U+001F the window's start on the statement's clock, ISO 8601 in UTC,
+ * none): `key`, or `key` U+001F the window's start on the queue's clock (`queueNowSql(now)`: the
+ * statement's now() unless the testing kit moved it), ISO 8601 in UTC,
  * `/` and the length, as in `report:42\x1f2026-12-03T12:00:00.000Z/3600000`. Windows are fixed,
  * counted from the Unix epoch: a job at 11:59:59 and one at 12:00:01 fall in different hourly
  * windows. Every operator has operands of one type, so no look-alike elsewhere on the caller's
  * search_path matches better than pg_catalog's.
  */
-export const storedUniqueKeySql = (key: string, windowMs: string): string => `
+export const storedUniqueKeySql = (key: string, windowMs: string, now: string): string => `
   ${key} || COALESCE(E'\\x1f' || pg_catalog.to_char(
       pg_catalog.to_timestamp(pg_catalog.floor(
-        pg_catalog.date_part('epoch', pg_catalog.now()) * 1000::float8 / (${windowMs})::float8)
+        pg_catalog.date_part('epoch', ${queueNowSql(now)}) * 1000::float8 / (${windowMs})::float8)
         * (${windowMs})::float8 / 1000::float8) AT TIME ZONE 'UTC',
       'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '/' || (${windowMs})::text, '')`;
 

@@ -8,8 +8,10 @@ import { JobStatus } from '../entities/job-status.enum';
 import { QueueClock } from '../periodic/queue-clock';
 import { CronScheduler } from '../cron/cron-scheduler';
 import { JobExecutor } from '../worker/job-executor';
-import { delayedByClock, JobCompleter, QueuedOutcome } from '../worker/job-completer';
+import { JobCompleter, QueuedOutcome } from '../worker/job-completer';
 import { RunningJobs } from '../worker/running-jobs';
+import { StaleJobReaper } from '../maintenance/stale-job-reaper';
+import { JobPruner } from '../maintenance/job-pruner';
 import { claimPolicyOf } from '../worker/claim-policy';
 import { claimAndStartJobs } from '../sql/claim-job-batch.query';
 import { Queryable, queryRows, toJob } from '../sql/queryable';
@@ -65,6 +67,8 @@ export class JobQueueTester {
     private readonly executor: JobExecutor,
     private readonly completer: JobCompleter,
     private readonly running: RunningJobs,
+    private readonly reaper: StaleJobReaper,
+    private readonly pruner: JobPruner,
   ) {}
 
   /**
@@ -82,6 +86,8 @@ export class JobQueueTester {
       get(JobExecutor),
       get(JobCompleter),
       get(RunningJobs),
+      get(StaleJobReaper),
+      get(JobPruner),
     );
   }
 
@@ -112,14 +118,16 @@ export class JobQueueTester {
 
   /**
    * Runs every due job of `types`, as a worker would at the queue's clock, until none is due:
-   * first cron and the stager, then a claim, its handlers and their outcomes, and again (jobs
-   * that handlers enqueue included). Retries and snoozes wait for their time: `advanceTime` to
-   * reach them. Stops with a `JobQueueAssertionError` after `maxJobs` runs if jobs are still due.
+   * first the reaper (jobs whose lease ran out by that clock go back to the queue, or fail),
+   * the pruner (finished jobs past their retention are deleted), cron and the stager, then a
+   * claim, its handlers and their outcomes, and again (jobs that handlers enqueue included).
+   * Retries and snoozes wait for their time: `advanceTime` to reach them. Stops with a
+   * `JobQueueAssertionError` after `maxJobs` runs if jobs are still due.
    *
-   * With `manager` (a test's transaction, see `withRollback`), the stager, the claim, the
-   * handlers' progress and the outcomes go through it, since no other connection sees its rows;
-   * cron does not tick (it would commit its jobs outside), and what handlers write through
-   * their own connections commits as usual.
+   * With `manager` (a test's transaction, see `withRollback`), the reaper, the pruner, the
+   * stager, the claim, the handlers' progress and the outcomes go through it, since no other
+   * connection sees its rows; cron does not tick (it would commit its jobs outside), and what
+   * handlers write through their own connections commits as usual.
    */
   async drain(options: DrainOptions = {}): Promise<DrainSummary> {
     const opts = jobInput.plainObject('options', options) as DrainOptions;
@@ -136,6 +144,8 @@ export class JobQueueTester {
     const batch =
       this.options.worker === false ? DEFAULT_DRAIN_BATCH : this.options.worker.concurrency;
     const runs: DrainRun[] = [];
+    await this.reaper.rescueOnce(this.now(), db);
+    await this.pruner.pruneOnce(this.now(), db);
     for (;;) {
       const at = this.now();
       // Cron first: a fire time enqueues its job ahead as `scheduled`, which the stager moves.
@@ -195,12 +205,8 @@ export class JobQueueTester {
       this.executor.start(job, { db: manager, outcome: (outcome) => outcomes.push(outcome) });
     }
     await this.running.waitUntilIdle();
-    await finishJobs(
-      manager,
-      this.options.schema,
-      this.options.workerId,
-      outcomes.map((outcome) => delayedByClock(outcome, this.clock)),
-    );
+    const at = this.clock.now();
+    await finishJobs(manager, this.options.schema, this.options.workerId, outcomes, false, at);
   }
 
   /**
@@ -282,8 +288,9 @@ export class JobQueueTester {
     }
   }
 
-  /** What a worker writes at start: its handlers' schedules and concurrency limits. */
+  /** What a worker writes at start: its handlers' schedules, concurrency limits and retention. */
   private async prepare(): Promise<void> {
+    await this.pruner.storeRetention();
     await this.cron.syncHandlerSchedules(this.registry.all());
     await storeConcurrencyLimits(
       this.dataSource,

@@ -54,12 +54,6 @@ export function outcomeEvent(outcome: JobOutcome, subject: JobEventSubject): Job
   return jobEvent(event, { ...subject, status, attempts });
 }
 
-/** A retry's or snooze's delay counted from the queue's clock, once a test moved it. */
-export function delayedByClock(outcome: JobOutcome, clock: QueueClock): JobOutcome {
-  if (outcome.status !== JobStatus.Pending && outcome.status !== SNOOZED) return outcome;
-  return { ...outcome, retryDelayMs: clock.delayFromNow(outcome.retryDelayMs ?? 0) };
-}
-
 /**
  * Most result JSON (in UTF-16 units) one write carries beyond its first outcome: 500 results of
  * `maxResultBytes` each would otherwise make one statement of hundreds of MB.
@@ -284,8 +278,9 @@ export class JobCompleter {
       this.dataSource,
       this.options.schema,
       this.options.workerId,
-      this.clock.offsetMs === 0 ? outcomes : outcomes.map((o) => delayedByClock(o, this.clock)),
+      outcomes,
       this.options.events.remote,
+      this.clock.now(),
     );
   }
 

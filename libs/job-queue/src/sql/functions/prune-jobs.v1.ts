@@ -16,7 +16,15 @@ import { QueueSchema } from '../queue-schema';
  *
  * Returns one row: whether the lock was got (when asked for) and how many jobs were deleted.
  */
-export const pruneJobsQueryV1 = (schema: QueueSchema): string => `
+export const pruneJobsQueryV1 = (schema: QueueSchema): string =>
+  pruneJobsStatement(schema, 'pg_catalog.now()');
+
+/**
+ * The statement of `pruneJobsQueryV1`, with the time `completed_at` is counted back from as
+ * `now` (V1: the statement's now(); V2: the queue's clock, `queueNowSql('$9')`). V1's text is
+ * exactly the one AddJobRetention installed.
+ */
+export const pruneJobsStatement = (schema: QueueSchema, now: string): string => `
   WITH RECURSIVE lock AS (
     SELECT CASE WHEN $1::bigint IS NULL THEN true
                 ELSE pg_catalog.pg_try_advisory_xact_lock($1::bigint) END AS got
@@ -49,7 +57,7 @@ export const pruneJobsQueryV1 = (schema: QueueSchema): string => `
       SELECT j.id FROM ${schema.jobs} j
       WHERE j.status IN ('completed', 'failed', 'cancelled')
         AND j.job_type = rules.job_type AND j.status = rules.status
-        AND j.completed_at < pg_catalog.now() - rules.keep_ms * interval '1 millisecond'
+        AND j.completed_at < ${now} - rules.keep_ms * interval '1 millisecond'
       ORDER BY j.completed_at
       LIMIT $8::integer
       FOR UPDATE OF j SKIP LOCKED
