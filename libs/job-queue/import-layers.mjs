@@ -12,6 +12,7 @@ export const IMPORT_LAYERS = [
   { name: 'sql', paths: ['sql'] },
   { name: 'retry', paths: ['retry'] },
   { name: 'periodic', paths: ['periodic'] },
+  { name: 'instrumentation', paths: ['instrumentation'] },
   { name: 'decorators', paths: ['decorators'] },
   { name: 'queue', paths: ['queue'] },
   { name: 'stats', paths: ['stats'] },

@@ -150,6 +150,7 @@ CREATE TABLE job_queue.jobs (
     updated_at timestamp with time zone NOT NULL DEFAULT now(),
     concurrency_key text,
     unique_states smallint,
+    meta jsonb,
     CONSTRAINT jobs_attempts_check CHECK (((attempts >= 0) AND ((max_attempts IS NULL) OR (max_attempts >= 1)))),
     CONSTRAINT jobs_concurrency_key_length_check CHECK ((char_length(concurrency_key) <= 255)),
     CONSTRAINT jobs_current_stage_length_check CHECK ((char_length(current_stage) <= 255)),

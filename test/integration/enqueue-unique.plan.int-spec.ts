@@ -20,6 +20,7 @@ const row = (uniqueKey: string, extra: Partial<JobInsertRow> = {}): JobInsertRow
   uniqueWindowMs: null,
   debounceMs: null,
   concurrencyKey: null,
+  metaJson: null,
   ...extra,
 });
 

@@ -69,6 +69,10 @@ const SHIPPED: Record<string, string> = {
     '4b2e7ebe9a3f1c6cfce33cc25dc17967a9997616af444d007962ff4331a1780f',
   'PruneAtQueueTime1795939200014 down':
     'dc446cabf6263b6dba29f8658712af4d31310aa146a2e2dffab58b6fff1b680d',
+  'AddJobMeta1795939200015 up':
+    '95cb35035042a118e2fdf92503d5994a2764d51e5a072d00869d27dc33997cbb',
+  'AddJobMeta1795939200015 down':
+    '90f3bb6de2dfdf36b6aa4498957f64e1c8496c3ea846290697aeced639d7d7f5',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

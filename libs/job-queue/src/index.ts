@@ -17,6 +17,15 @@ export type { RetentionOptions } from './interfaces/retention-options.interface'
 export type { RateLimitOptions } from './interfaces/rate-limit-options.interface';
 export type { PruneOptions } from './interfaces/prune-options.interface';
 export type { JobEventsOptions } from './interfaces/job-events-options.interface';
+export type { JobContextHooks } from './interfaces/job-context-hooks.interface';
+export { JobQueueInstruments } from './instrumentation/job-queue-instruments';
+export type {
+  JobEnqueueScope,
+  JobQueueInstrument,
+  JobRunEnd,
+  JobRunEnded,
+  JobRunScope,
+} from './instrumentation/job-queue-instrument.interface';
 export { jobQueueMigrations, jobQueueMigrationsFor } from './migrations';
 
 // The worker: starts by itself unless worker.autoStart is false

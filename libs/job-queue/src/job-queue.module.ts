@@ -39,6 +39,7 @@ import { RemoteJobEvents } from './events/remote-job-events';
 import { JobEventStream } from './events/job-event-stream';
 import { JobEventDispatcher } from './events/job-event-dispatcher';
 import { JobWaits } from './events/job-waits';
+import { JobQueueInstruments } from './instrumentation/job-queue-instruments';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
 // known once async options resolve, after the provider list is fixed).
@@ -55,6 +56,7 @@ export const coreProviders = [
   JobEventStream,
   JobEventDispatcher,
   JobWaits,
+  JobQueueInstruments,
   RunningJobs,
   PrefetchedJobs,
   RunTimes,
@@ -107,7 +109,7 @@ export class JobQueueModule extends ConfigurableModuleClass {
         ...coreProviders,
         dataSourceProvider(dataSource),
       ],
-      exports: [...(definition.exports ?? []), QueueService, JobWorker],
+      exports: [...(definition.exports ?? []), QueueService, JobWorker, JobQueueInstruments],
     };
   }
 }

@@ -59,8 +59,10 @@ import { WaitForJobOptions } from './interfaces/job-event.interface';
 import { JobEventStream } from './events/job-event-stream';
 import { JobLogEntry, JobLogReadOptions } from './interfaces/job-log-entry.interface';
 import { readJobLog } from './sql/job-log.query';
+import { serialiseData } from './validation/json-data';
 import { JobWaits } from './events/job-waits';
 import { jobEvent } from './events/job-event-payload';
+import { JobQueueInstruments } from './instrumentation/job-queue-instruments';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
@@ -95,6 +97,8 @@ export class QueueService {
   @Inject(JobHandlerRegistry) private readonly handlers: JobHandlerRegistry | undefined;
   /** The queue's clock, moved only by the testing kit (see `QueueClock`), like `pauses`. */
   @Inject(QueueClock) private readonly clock: QueueClock | undefined;
+  /** This process's instruments (metrics, tracing, `context`), like `pauses`. */
+  @Inject(JobQueueInstruments) private readonly instruments: JobQueueInstruments | undefined;
 
   /** @internal Nest's injector makes it: inject `QueueService`, do not construct it. */
   constructor(
@@ -154,9 +158,30 @@ export class QueueService {
     return (await this.insertRows(db, rows)) as EnqueueResult<T>[];
   }
 
-  /** Enqueues `rows` at the queue's clock (moved only in tests): their delays count from it. */
-  private insertRows(db: Queryable, rows: JobInsertRow[]): Promise<EnqueueResult[]> {
-    return enqueueRows(db, this.options.schema, rows, this.clock?.now() ?? null);
+  /**
+   * Enqueues `rows` at the queue's clock (moved only in tests): their delays count from it. The
+   * instruments see the call, and what they capture is each job's `meta`.
+   */
+  private async insertRows(db: Queryable, rows: JobInsertRow[]): Promise<EnqueueResult[]> {
+    const now = this.clock?.now() ?? null;
+    if (!this.instruments?.active) return enqueueRows(db, this.options.schema, rows, now);
+    const instrumented = this.instruments.enqueueStarted(rows.map((row) => row.jobType));
+    let results: EnqueueResult[];
+    try {
+      const metaJson =
+        instrumented.meta === undefined
+          ? null
+          : serialiseData('meta', instrumented.meta, this.options.maxMetaBytes, 'maxMetaBytes');
+      const withMeta = metaJson === null ? rows : rows.map((row) => ({ ...row, metaJson }));
+      results = await enqueueRows(db, this.options.schema, withMeta, now);
+    } catch (error) {
+      instrumented.ended({ error });
+      throw error;
+    }
+    instrumented.ended({
+      created: results.flatMap((result) => (result.outcome === 'created' ? [result.job] : [])),
+    });
+    return results;
   }
 
   /**
@@ -229,6 +254,7 @@ export class QueueService {
     if (!row) throw await this.whyNot(jobId, 'cancelled');
     const job = toJob(row);
     this.events?.emit([jobEvent('cancelled', job)]);
+    this.instruments?.cancelled(job.jobType);
     return job;
   }
 

@@ -120,6 +120,13 @@ export class Job<TData = unknown, TResult = unknown> {
   @Column({ type: 'jsonb', nullable: true })
   result: TResult | null;
 
+  /**
+   * Per-job context captured at enqueue (the module's `context` hooks, a trace context) and
+   * restored around each run; `null` when nothing was captured. At most `maxMetaBytes`.
+   */
+  @Column({ type: 'jsonb', nullable: true })
+  meta: Record<string, unknown> | null;
+
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt: Date;
 }

@@ -1,3 +1,4 @@
+import { JobContextHooks } from './job-context-hooks.interface';
 import { BackoffOptions } from './backoff-options.interface';
 import { RetentionOptions } from './retention-options.interface';
 import { JobEventsOptions } from './job-events-options.interface';
@@ -92,6 +93,17 @@ export interface JobQueueModuleOptions {
    * 268435455 (jsonb's limit). Default: 1048576 (1 MB).
    */
   maxResultBytes?: number;
+  /**
+   * Largest `meta` stored with a job (what the `context` hooks and instruments such as tracing
+   * capture at enqueue), in bytes of its JSON; a larger one is refused at enqueue with an
+   * `InvalidJobInputError` naming `meta`. Default: 8192 (8 KiB).
+   */
+  maxMetaBytes?: number;
+  /**
+   * Hooks that capture per-job context at enqueue into the job's `meta` and restore it around
+   * each run (see `JobContextHooks`). Default: none.
+   */
+  context?: JobContextHooks;
   /**
    * Most jobs one `enqueueMany` call takes; more is refused with an `InvalidJobInputError` (field
    * `jobs`) before any is looked at. Split bigger batches into several calls (and, to keep them

@@ -5,6 +5,7 @@ import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-tas
 import { retryPolicyFor } from '../retry/retry-policy';
 import { JobEventStream } from '../events/job-event-stream';
 import { jobEvent } from '../events/job-event-payload';
+import { JobQueueInstruments } from '../instrumentation/job-queue-instruments';
 
 /**
  * Recovers jobs whose worker stopped heartbeating (crashed, killed, cut off) for
@@ -18,6 +19,7 @@ export class StaleJobReaper extends MaintenanceTask {
   constructor(
     context: MaintenanceContext,
     private readonly events: JobEventStream,
+    private readonly instruments: JobQueueInstruments,
   ) {
     super(context, {
       kind: 'reaper',
@@ -61,6 +63,7 @@ export class StaleJobReaper extends MaintenanceTask {
         }),
       ),
     );
+    this.instruments.rescued(rescued.map((job) => ({ jobType: job.job_type, status: job.status })));
     for (const job of rescued) {
       this.logger.warn(
         `Recovered stale job ${job.id} (${job.job_type}) from worker ${job.worker_id ?? '?'}: ` +

@@ -16,6 +16,7 @@ import { addConcurrencyLimitsFor } from './1795939200011-AddConcurrencyLimits';
 import { addRateLimitsFor } from './1795939200012-AddRateLimits';
 import { addUniquenessPoliciesFor } from './1795939200013-AddUniquenessPolicies';
 import { pruneAtQueueTimeFor } from './1795939200014-PruneAtQueueTime';
+import { addJobMetaFor } from './1795939200015-AddJobMeta';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -62,6 +63,7 @@ export function jobQueueMigrationsFor(
     addRateLimitsFor(schema),
     addUniquenessPoliciesFor(schema),
     pruneAtQueueTimeFor(schema),
+    addJobMetaFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

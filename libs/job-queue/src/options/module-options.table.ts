@@ -10,6 +10,7 @@ import { DEFAULT_RETENTION, resolveRetention } from './retention.option';
 import { schemaOption } from './schema.option';
 import { WORKER_OPTIONS } from './worker-options.table';
 import { EVENTS_OPTIONS } from './events-options.table';
+import { resolveContextHooks } from './context-hooks.option';
 
 type Resolved = ResolvedJobQueueOptions;
 
@@ -129,6 +130,21 @@ export const MODULE_OPTIONS = {
       "(NUL, unpaired surrogate, BigInt, cycle), fails that attempt (retried per the job's " +
       `policy) with a \`last_error\` naming the problem, never the result (at most ${MAX_BATCH_BYTES_LIMIT})`,
   }),
+  maxMetaBytes: integerOption({
+    default: 8 * 1024,
+    min: 1,
+    max: MAX_BATCH_BYTES_LIMIT,
+    doc:
+      'largest `meta` stored with a job (what `context` and instruments capture at enqueue), in ' +
+      'bytes of JSON; a larger one is refused at enqueue (`InvalidJobInputError`, field `meta`)',
+  }),
+  context: {
+    defaultText: 'none',
+    doc:
+      "hooks `{ capture, restore }`: `capture()` at enqueue fills the job's `meta`, " +
+      '`restore(meta, run)` runs each handler call inside it; see "Per-job context"',
+    resolve: (value, option) => resolveContextHooks(option, value),
+  },
   maxBatchSize: integerOption({
     default: 10_000,
     min: 1,

@@ -1,3 +1,5 @@
+import { JobContextHooks } from '../interfaces/job-context-hooks.interface';
+
 // The options as the rest of the library reads them: every value filled in and checked (see
 // job-queue.options.ts). The public interfaces say what a user may give; these, what is used.
 
@@ -72,6 +74,9 @@ export interface ResolvedJobQueueOptions {
   backoff: ResolvedBackoff;
   maxPayloadBytes: number;
   maxResultBytes: number;
+  maxMetaBytes: number;
+  /** The module's `context` hooks; `undefined`: none. */
+  context: JobContextHooks | undefined;
   maxBatchSize: number;
   maxBatchBytes: number;
   progressThrottleMs: number;

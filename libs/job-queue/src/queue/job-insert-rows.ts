@@ -85,6 +85,8 @@ export function toJobInsertRow(
       opts.concurrencyKey === undefined
         ? null
         : checkConcurrencyKey(`${path}concurrencyKey`, opts.concurrencyKey),
+    // Filled in by the enqueue from its instruments (`context`, tracing), once per call.
+    metaJson: null,
   };
 }
 

@@ -24,6 +24,8 @@ export interface JobInsertRow {
   /** `debounceMs` (already in `delayMs`): a holder not yet started takes the row's data instead. */
   debounceMs: number | null;
   concurrencyKey: string | null;
+  /** `meta`'s JSON text (already checked), or `null` for none. */
+  metaJson: string | null;
 }
 
 /** The queue's clock, `$3`: null (the statement's now()) unless the testing kit moved it. */
@@ -37,16 +39,16 @@ const insertJobsSql = (schema: QueueSchema, uniqueKey: string, onConflict: strin
   WITH inserted AS (
     INSERT INTO ${schema.jobs}
       (job_type, data, priority, run_at, status, max_attempts, unique_key, unique_states,
-       concurrency_key, created_at, updated_at)
+       concurrency_key, meta, created_at, updated_at)
     SELECT t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
            due.run_at,
            CASE WHEN due.run_at > ${QUEUE_NOW} THEN 'scheduled' ELSE 'pending' END,
-           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key,
+           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key, t.meta,
            ${QUEUE_NOW}, ${QUEUE_NOW}
     FROM ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
            type text, data jsonb, priority integer, run_at timestamptz, delay_ms float8,
            max_attempts integer, unique_key text, unique_states smallint, window_ms bigint,
-           concurrency_key text)) WITH ORDINALITY AS t
+           concurrency_key text, meta jsonb)) WITH ORDINALITY AS t
       CROSS JOIN LATERAL (
         SELECT COALESCE(t.run_at, ${QUEUE_NOW}
                                   + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
@@ -135,6 +137,7 @@ function inputDocument(rows: readonly JobInsertRow[]): string {
     if (row.concurrencyKey !== null) {
       item += `,"concurrency_key":${JSON.stringify(row.concurrencyKey)}`;
     }
+    if (row.metaJson !== null) item += `,"meta":${row.metaJson}`;
     return item + '}';
   });
   return `[${items.join(',')}]`;
@@ -198,6 +201,7 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.uniqueKey = row.uniqueKey;
   job.concurrencyKey = row.concurrencyKey;
   job.result = null;
+  job.meta = row.metaJson === null ? null : (JSON.parse(row.metaJson) as Record<string, unknown>);
   job.updatedAt = new Date(nowMs);
   return job;
 }

@@ -234,6 +234,7 @@ export class JobQueueTester {
       startedAt: now,
       claimedAt: now,
       runAt: now,
+      meta: null,
     });
     const ctx = new RecordingJobContext(job);
     const returned = await handler.run(job, ctx);

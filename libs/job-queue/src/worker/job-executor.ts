@@ -28,6 +28,8 @@ import { retryDelayMs, retryPolicyFor, retryPolicyOfJob } from '../retry/retry-p
 import { errorText } from './error-text';
 import { JobEventStream } from '../events/job-event-stream';
 import { jobEvent, JobEventSubject } from '../events/job-event-payload';
+import { JobQueueInstruments } from '../instrumentation/job-queue-instruments';
+import { JobRunEnd } from '../instrumentation/job-queue-instrument.interface';
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -47,6 +49,20 @@ function subjectOf(job: Job): JobEventSubject {
     progress: job.progress,
     currentStage: job.currentStage,
   };
+}
+
+/** How a run ended, by the outcome it queued. */
+function runEndOf(outcome: QueuedOutcome): JobRunEnd {
+  switch (outcome.status) {
+    case JobStatus.Completed:
+      return 'completed';
+    case JobStatus.Failed:
+      return 'failed';
+    case SNOOZED:
+      return 'snoozed';
+    default:
+      return 'retried';
+  }
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -93,6 +109,7 @@ export class JobExecutor {
     private readonly completer: JobCompleter,
     private readonly events: JobEventStream,
     private readonly runTimes: RunTimes,
+    private readonly instruments: JobQueueInstruments,
   ) {}
 
   /**
@@ -123,10 +140,12 @@ export class JobExecutor {
   /** The outcome to write, or `undefined` when there is none (shutdown, cancellation). */
   private async execute(entry: RunningJob, db: Queryable): Promise<QueuedOutcome | undefined> {
     const { job } = entry;
+    const scope = this.instruments.runStarted(job);
     const handler = this.registry.get(job.jobType);
     if (!handler) {
       // Only possible with `worker.jobTypes` naming a type without a handler (checked at boot).
       const failed = this.failure(job, undefined, `No handler for job type "${job.jobType}"`, true);
+      scope.ended({ end: runEndOf(failed), runMs: 0 });
       return this.withLog(failed, job, undefined);
     }
     const ctx = new HandlerContext(
@@ -145,19 +164,28 @@ export class JobExecutor {
         ? undefined
         : setTimeout(() => entry.abort(new JobTimeoutError(timeoutMs)), timeoutMs);
     let settled: Settled;
+    const called = performance.now();
     try {
-      settled = await this.runHandler(handler, entry, ctx);
+      settled = await scope.wrap(() => this.runHandler(handler, entry, ctx));
     } finally {
       if (timer) clearTimeout(timer);
     }
+    const runMs = performance.now() - called;
     // Read the abort state as the handler settled: a shutdown that starts while the last
     // progress write is in flight must not throw a finished job's result away.
     const { aborted, abortReason: reason } = entry;
     const closing = ctx.close();
     const unwritten = closing && (await closing);
-    if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) return;
+    if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) {
+      scope.ended({
+        end: reason instanceof JobCancelledError ? 'cancelled' : 'interrupted',
+        runMs,
+      });
+      return;
+    }
 
     let outcome: QueuedOutcome;
+    let thrown: unknown;
     const snooze = aborted ? undefined : snoozeOf(settled);
     if (snooze) {
       outcome = this.snoozed(job, handler, snooze.delayMs);
@@ -165,9 +193,10 @@ export class JobExecutor {
       outcome = this.success(job, handler, settled.value);
     } else {
       const error = settled.ok ? reason : settled.error;
-      const thrown = reason instanceof JobTimeoutError ? reason : error;
+      thrown = reason instanceof JobTimeoutError ? reason : error;
       outcome = this.failure(job, handler, errorText(thrown), thrown instanceof PermanentJobError);
     }
+    scope.ended({ end: runEndOf(outcome), runMs, error: thrown });
     if (unwritten) {
       outcome.progress = unwritten.progress;
       outcome.stage = unwritten.stage ?? null;
