@@ -9,6 +9,9 @@ const common = {
   moduleNameMapper: {
     '^nest-pg-job-queue$': '<rootDir>/libs/job-queue/src',
     '^nest-pg-job-queue/testing$': '<rootDir>/libs/job-queue/src/testing',
+    '^nest-pg-job-queue/terminus$': '<rootDir>/libs/job-queue/src/terminus',
+    '^nest-pg-job-queue/prometheus$': '<rootDir>/libs/job-queue/src/prometheus',
+    '^nest-pg-job-queue/opentelemetry$': '<rootDir>/libs/job-queue/src/opentelemetry',
   },
 } satisfies Config;
 

@@ -32,6 +32,9 @@ writeFileSync(
       paths: {
         'nest-pg-job-queue': ['libs/job-queue/dist/index.d.ts'],
         'nest-pg-job-queue/testing': ['libs/job-queue/dist/testing/index.d.ts'],
+        'nest-pg-job-queue/terminus': ['libs/job-queue/dist/terminus/index.d.ts'],
+        'nest-pg-job-queue/prometheus': ['libs/job-queue/dist/prometheus/index.d.ts'],
+        'nest-pg-job-queue/opentelemetry': ['libs/job-queue/dist/opentelemetry/index.d.ts'],
       },
     },
     include: ['*.ts'],

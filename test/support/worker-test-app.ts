@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { INestApplicationContext, LoggerService, Provider } from '@nestjs/common';
+import { INestApplicationContext, LoggerService, ModuleMetadata, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Client } from 'pg';
@@ -17,6 +17,8 @@ export interface WorkerAppOptions {
   queueOptions?: JobQueueModuleOptions;
   /** Classes with `@JobHandler` methods, and anything they need. */
   providers?: Provider[];
+  /** More modules beside the queue's (an entry point's module, say). */
+  imports?: ModuleMetadata['imports'];
   /** The app's Nest logger, e.g. a `CapturingLogger` to read what the library logged. */
   logger?: LoggerService;
   /** The data source's TypeORM logger, e.g. a `QueryCounter` to count statements. */
@@ -48,6 +50,7 @@ export async function startWorkerApp({
   url,
   queueOptions = {},
   providers = [],
+  imports = [],
   logger,
   queryLogger,
   poolSize,
@@ -64,6 +67,7 @@ export async function startWorkerApp({
         poolSize,
       }),
       JobQueueModule.forRoot({ ...queueOptions, workerId }),
+      ...imports,
     ],
     providers,
   });
