@@ -9,6 +9,7 @@ import { RequestValidationPipe } from './common/validation/request-validation.pi
 import { EmailsModule } from './emails/emails.module';
 import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ReportsModule } from './reports/reports.module';
 
 /** An optional number from the environment; the queue checks its range at boot. */
@@ -43,6 +44,7 @@ function envInt(name: string): number | undefined {
     ReportsModule,
     EmailsModule,
     JobsModule,
+    MetricsModule,
   ],
   providers: [
     { provide: APP_FILTER, useClass: HttpErrorFilter },

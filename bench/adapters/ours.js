@@ -35,7 +35,7 @@ function load() {
  */
 async function bootApp(
   url,
-  { moduleOptions, onJob, hold, logLine, perKey, migrationsRun = false, name },
+  { moduleOptions, onJob, hold, logLine, perKey, observe, migrationsRun = false, name },
 ) {
   const { queue, NestFactory, common, TypeOrmModule } = load();
   const providers = [];
@@ -68,6 +68,7 @@ async function bootApp(
       queue.JobQueueModule.forRoot(
         onJob ? moduleOptions : { worker: false, ...(name ? { dataSource: name } : {}) },
       ),
+      ...observedModules(observe),
     ],
     providers,
   })(BenchModule);
@@ -75,6 +76,32 @@ async function bootApp(
     logger: ['error', 'warn'],
   });
   return { app, queueService: app.get(queue.QueueService) };
+}
+
+/**
+ * The metrics and tracing entry points' modules, as an app that runs them imports them: metrics
+ * on a registry of their own (scraped by nobody: recording is the cost), traces through an SDK
+ * tracer provider that samples every span and exports none (making spans is the cost).
+ */
+function observedModules(observe) {
+  const modules = [];
+  if (observe?.metrics) {
+    const { Registry } = require('prom-client');
+    const { JobQueueMetricsModule } = require('nest-pg-job-queue/prometheus');
+    modules.push(JobQueueMetricsModule.forRoot({ registry: new Registry() }));
+  }
+  if (observe?.tracing) {
+    const api = require('@opentelemetry/api');
+    const { BasicTracerProvider } = require('@opentelemetry/sdk-trace-base');
+    const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
+    const { W3CTraceContextPropagator } = require('@opentelemetry/core');
+    api.trace.setGlobalTracerProvider(new BasicTracerProvider());
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const { JobQueueTracingModule } = require('nest-pg-job-queue/opentelemetry');
+    modules.push(JobQueueTracingModule.forRoot());
+  }
+  return modules;
 }
 
 /** A handler that runs until its signal aborts (the cancel measurement), telling `hold` both. */
@@ -171,6 +198,8 @@ const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler =
   // `{ keys, limit }`: the handler has `concurrencyPerKey: limit`, the jobs take turns over
   // `keys` concurrency keys.
   perKey: handler.perKey,
+  // `{ metrics?, tracing? }`: the worker's app also imports those entry points' modules.
+  observe: handler.observe,
 });
 
 // Variants that differ only in their worker share the producer side: enqueue and bulk are
@@ -274,6 +303,31 @@ module.exports = {
       {},
       { logLine: true },
     ),
+    // What the metrics and tracing entry points cost in the worker (issue: at most 5%).
+    variant(
+      'ours-metrics',
+      { concurrency: 50 },
+      'as ours, with JobQueueMetricsModule (prom-client counters and histograms per run)',
+      SAME_PRODUCER,
+      {},
+      { observe: { metrics: true } },
+    ),
+    variant(
+      'ours-traced',
+      { concurrency: 50 },
+      'as ours, with JobQueueTracingModule and an SDK tracer provider (a span per run, none exported)',
+      SAME_PRODUCER,
+      {},
+      { observe: { tracing: true } },
+    ),
+    variant(
+      'ours-observed',
+      { concurrency: 50 },
+      'as ours, with both JobQueueMetricsModule and JobQueueTracingModule',
+      SAME_PRODUCER,
+      {},
+      { observe: { metrics: true, tracing: true } },
+    ),
     // What per-key concurrency limits cost: the limited claim, the key-slot trigger, and jobs
     // set aside and moved back while their key is at its limit.
     variant(
@@ -347,6 +401,7 @@ module.exports = {
       hold,
       logLine: v.logLine,
       perKey: v.perKey,
+      observe: v.observe,
     });
     return {
       start: async () => undefined, // already started at boot (see holdWorkers)

@@ -32,6 +32,8 @@ export const IMPORT_LAYERS = [
       'index.ts',
     ],
   },
+  // The entry points beside the main one, each a user of the module's public pieces.
+  { name: 'entry points', paths: ['testing', 'terminus', 'prometheus', 'opentelemetry'] },
 ];
 
 /** `no-restricted-paths` zones for the layers under `root`: a layer imports nothing above it. */

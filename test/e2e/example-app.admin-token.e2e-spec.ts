@@ -15,7 +15,10 @@ interface Route {
   answer?: object;
 }
 
-/** Every management route (src/jobs/jobs.controller.ts), in an order that works on one job. */
+/**
+ * Every management route (src/jobs/jobs.controller.ts, src/metrics), in an order that works on
+ * one job.
+ */
 const MANAGEMENT: Route[] = [
   { method: 'get', path: '/jobs', ok: 200 },
   { method: 'get', path: '/jobs/stats', ok: 200 },
@@ -27,6 +30,7 @@ const MANAGEMENT: Route[] = [
   { method: 'post', path: '/jobs/:id/retry', ok: 201, answer: { status: 'pending' } },
   { method: 'post', path: '/jobs/types/:type/pause', ok: 201, answer: { paused: true } },
   { method: 'post', path: '/jobs/types/:type/resume', ok: 201, answer: { paused: false } },
+  { method: 'get', path: '/metrics', ok: 200 },
 ];
 
 /** The routes a user of the demo calls: they enqueue, and stay open. */
