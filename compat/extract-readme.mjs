@@ -3,16 +3,22 @@
 // rule as scripts/check-readme-snippets.mjs). With --esm, relative import specifiers get the `.js`
 // suffix that ESM needs (`from './x'` -> `from './x.js'`), which the README tells ESM users to add;
 // nothing else changes, so line numbers stay the README's.
-//   node extract-readme.mjs README.md OUT_DIR [--esm]   write the blocks
+// With --without-peers, blocks that import an entry point of an optional peer (`/terminus`,
+// `/prometheus`, `/opentelemetry`) are left out: the app without those peers.
+//   node extract-readme.mjs README.md OUT_DIR [--esm] [--without-peers]   write the blocks
 //   node extract-readme.mjs README.md --locate          read tsc output on stdin, add README lines
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const [readmePath, outDir, flag] = process.argv.slice(2);
-if (!readmePath || !outDir || (flag !== undefined && flag !== '--esm')) {
-  console.error('usage: node extract-readme.mjs README.md (OUT_DIR [--esm] | --locate)');
+const [readmePath, outDir, ...flags] = process.argv.slice(2);
+const FLAGS = ['--esm', '--without-peers'];
+if (!readmePath || !outDir || flags.some((flag) => !FLAGS.includes(flag))) {
+  console.error(
+    'usage: node extract-readme.mjs README.md (OUT_DIR [--esm] [--without-peers] | --locate)',
+  );
   process.exit(2);
 }
+const PEER_ENTRY_POINT = /from ['"]nest-pg-job-queue\/(terminus|prometheus|opentelemetry)['"]/;
 
 const readme = readFileSync(readmePath, 'utf8');
 const blocks = [...readme.matchAll(/(<!-- file: ([\w.-]+) -->\n)?```ts\n([\s\S]*?)```/g)].map(
@@ -40,12 +46,18 @@ if (outDir === '--locate') {
 // `from './x'`, `import './x'`, `import('./x')`, `export ... from '../x'`: a relative specifier
 // without an extension.
 const relativeSpecifier = /(\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.\.?\/[^'"]*?)\2/g;
-const esm = flag === '--esm';
+const esm = flags.includes('--esm');
+const withoutPeers = flags.includes('--without-peers');
+let skipped = 0;
 mkdirSync(outDir, { recursive: true });
 const written = new Set();
 let rewrites = 0;
 for (const { file, code } of blocks) {
   if (written.has(file)) throw new Error(`README: two blocks are named ${file}`);
+  if (withoutPeers && PEER_ENTRY_POINT.test(code)) {
+    skipped += 1;
+    continue;
+  }
   let text = code;
   if (esm) {
     text = text.replace(relativeSpecifier, (whole, lead, quote, spec) => {
@@ -59,5 +71,6 @@ for (const { file, code } of blocks) {
 }
 console.log(
   `README: ${written.size} blocks -> src/ (${[...written].join(', ')})` +
-    (esm ? `; ${rewrites} relative imports given .js` : ''),
+    (esm ? `; ${rewrites} relative imports given .js` : '') +
+    (withoutPeers ? `; ${skipped} blocks of the optional entry points left out` : ''),
 );

@@ -115,6 +115,7 @@ async function main(): Promise<void> {
       await nest.close();
     }
     await runReadmeKit(database);
+    await checkEntryPoints(database);
   } finally {
     await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   }
@@ -138,6 +139,42 @@ async function runReadmeKit(database: string): Promise<void> {
   } finally {
     await admin(`DROP DATABASE IF EXISTS ${kitDatabase} WITH (FORCE)`);
   }
+}
+
+/** The optional entry points and their peers (`compat/run.sh`'s apps install them, or not). */
+const ENTRY_POINT_PEERS: Record<string, string> = {
+  'nest-pg-job-queue/terminus': '@nestjs/terminus',
+  'nest-pg-job-queue/prometheus': 'prom-client',
+  'nest-pg-job-queue/opentelemetry': '@opentelemetry/api',
+};
+
+/**
+ * With the peers installed (`COMPAT_PEERS=installed`), compat/observed.ts runs a job with the
+ * three entry points; without (`none`), importing each entry point fails with one error naming
+ * the package to install, and the rest of this run has shown the main entry point unaffected.
+ */
+async function checkEntryPoints(database: string): Promise<void> {
+  if (process.env.COMPAT_PEERS === 'installed') {
+    const url = new URL(serverUrl as string);
+    url.pathname = `/${database}`;
+    // A specifier tsc does not resolve: the file is in the apps with the peers only.
+    const observed = './observed.js';
+    const { runObserved } = (await import(observed)) as {
+      runObserved(url: string, app: string): Promise<void>;
+    };
+    await runObserved(url.toString(), app);
+    return;
+  }
+  for (const [entryPoint, peer] of Object.entries(ENTRY_POINT_PEERS)) {
+    await assert.rejects(import(entryPoint), (error: Error) => {
+      assert.match(error.message, new RegExp(`npm install ${peer.replace('/', '\\/')}$`));
+      return true;
+    });
+  }
+  console.log(
+    `PASS compat ${app}: no optional peer installed; the main entry point works, and each of ` +
+      `${Object.keys(ENTRY_POINT_PEERS).join(', ')} says which package to install`,
+  );
 }
 
 // A hung boot or shutdown fails the run instead of stalling CI (the database is left behind then).

@@ -2,8 +2,13 @@
 # npm run compat [-- APP...]: proves the packed nest-pg-job-queue works as users get it. It packs
 # ./libs/job-queue (prepack compiles it), prints the tarball's summary, then runs compat/app.sh for
 # each scratch app, in a temporary folder outside the repo:
-#   nest11-cjs  NestJS 11, @nestjs/schedule 6, @nestjs/typeorm 11, CommonJS, TypeScript 5.9
-#   nest12-esm  NestJS 12, @nestjs/schedule 12, @nestjs/typeorm 12, "type": "module", TypeScript 6
+#   nest11-cjs       NestJS 11, @nestjs/schedule 6, @nestjs/typeorm 11, CommonJS, TypeScript 5.9,
+#                    with the optional peers (@nestjs/terminus 11, prom-client, @opentelemetry/api)
+#   nest12-esm       NestJS 12, @nestjs/schedule 12, @nestjs/typeorm 12, "type": "module", TypeScript
+#                    6, with the optional peers (@nestjs/terminus 12)
+#   nest11-cjs-bare  nest11-cjs without any optional peer: the README's blocks of the health,
+#                    metrics and traces entry points left out, and each entry point must say
+#                    which package to install
 # Each: `npm ci` from its committed lock, the tarball installed on top, the README's ```ts file
 # blocks as its src/ (ESM: relative imports get `.js`) plus compat/main.ts, compiled by tsc (strict,
 # nodenext) against the tarball's .d.ts and run with plain node against a fresh database on
@@ -26,7 +31,7 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/compat"
 readme=$(realpath "${COMPAT_README:-$root/libs/job-queue/README.md}")
-all_apps=(nest11-cjs nest12-esm)
+all_apps=(nest11-cjs nest12-esm nest11-cjs-bare)
 apps=("$@")
 [[ ${#apps[@]} -gt 0 ]] || apps=("${all_apps[@]}")
 for app in "${apps[@]}"; do

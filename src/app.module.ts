@@ -7,6 +7,7 @@ import { AuditLog } from './audit/audit-log.entity';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { RequestValidationPipe } from './common/validation/request-validation.pipe';
 import { EmailsModule } from './emails/emails.module';
+import { HealthModule } from './health/health.module';
 import { ImagesModule } from './images/images.module';
 import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -45,6 +46,7 @@ function envInt(name: string): number | undefined {
     EmailsModule,
     JobsModule,
     MetricsModule,
+    HealthModule,
   ],
   providers: [
     { provide: APP_FILTER, useClass: HttpErrorFilter },

@@ -82,6 +82,9 @@ async function bootApp(
  * The metrics and tracing entry points' modules, as an app that runs them imports them: metrics
  * on a registry of their own (scraped by nobody: recording is the cost), traces through an SDK
  * tracer provider that samples every span and exports none (making spans is the cost).
+ * `otelSdk` alone sets the SDK up without the queue's module, as in an app whose requests are
+ * traced: once a context is made active, Node's AsyncLocalStorage follows every promise of the
+ * process, whoever made it, and that is a cost of the SDK's, not of the queue's spans.
  */
 function observedModules(observe) {
   const modules = [];
@@ -90,7 +93,7 @@ function observedModules(observe) {
     const { JobQueueMetricsModule } = require('nest-pg-job-queue/prometheus');
     modules.push(JobQueueMetricsModule.forRoot({ registry: new Registry() }));
   }
-  if (observe?.tracing) {
+  if (observe?.otelSdk || observe?.tracing) {
     const api = require('@opentelemetry/api');
     const { BasicTracerProvider } = require('@opentelemetry/sdk-trace-base');
     const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
@@ -98,6 +101,13 @@ function observedModules(observe) {
     api.trace.setGlobalTracerProvider(new BasicTracerProvider());
     api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    // What a traced request does first: a context made active.
+    api.context.with(
+      api.trace.setSpan(api.context.active(), api.trace.getTracer('app').startSpan('boot')),
+      () => undefined,
+    );
+  }
+  if (observe?.tracing) {
     const { JobQueueTracingModule } = require('nest-pg-job-queue/opentelemetry');
     modules.push(JobQueueTracingModule.forRoot());
   }
@@ -311,6 +321,14 @@ module.exports = {
       SAME_PRODUCER,
       {},
       { observe: { metrics: true } },
+    ),
+    variant(
+      'ours-otel-sdk',
+      { concurrency: 50 },
+      'as ours, in an app with the OpenTelemetry SDK set up and a context once active, no queue spans',
+      SAME_PRODUCER,
+      {},
+      { observe: { otelSdk: true } },
     ),
     variant(
       'ours-traced',

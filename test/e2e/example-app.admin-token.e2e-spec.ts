@@ -52,6 +52,9 @@ const OPEN: Array<Route & { body: object }> = [
   },
 ];
 
+/** The readiness probe: open, as a load balancer calls it. */
+const PROBES: Route[] = [{ method: 'get', path: '/health', ok: 200 }];
+
 const name = (route: Pick<Route, 'method' | 'path'>) =>
   `${route.method.toUpperCase()} ${route.path}`;
 
@@ -113,7 +116,18 @@ describe('example app: the admin token', () => {
   });
 
   it('knows every route of the app: each is a management route or an open one', () => {
-    expect(appRoutes(example)).toEqual([...MANAGEMENT, ...OPEN].map((route) => name(route)).sort());
+    expect(appRoutes(example)).toEqual(
+      [...MANAGEMENT, ...OPEN, ...PROBES].map((route) => name(route)).sort(),
+    );
+  });
+
+  it('GET /health answers without a token: the queue is healthy', async () => {
+    const response = await example.anonymous().get('/health');
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      status: 'ok',
+      info: { jobQueue: { status: 'up', database: 'up', worker: 'running' } },
+    });
   });
 
   const expectRefused = (response: {

@@ -5,6 +5,7 @@ import { JobQueueMetricsModule } from 'nest-pg-job-queue/prometheus';
 import { CapturingLogger } from '../support/capturing-logger';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import { samplesOf } from '../support/prometheus-text';
 
 const A = 'metrics.a';
 const B = 'metrics.b';
@@ -33,23 +34,6 @@ class CountedHandlers {
     this.snoozed.add(job.id);
     return ctx.snooze(0);
   }
-}
-
-/**
- * The samples of `name` in Prometheus' text format, by their labels (`type=a,outcome=failed`,
- * sorted; `le` included for buckets).
- */
-function samplesOf(text: string, name: string): Record<string, number> {
-  const samples: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const labels = [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)]
-      .map(([, label, value]) => `${label}=${value}`)
-      .sort();
-    samples[labels.join(',')] = Number(match[3]);
-  }
-  return samples;
 }
 
 /** `{ a: 5 }` as `{ 'type=metrics.a': 5 }`. */

@@ -5,29 +5,13 @@ import { ConcurrencyHandlers, FREE_JOB } from '../fixtures/concurrency.handlers'
 import { CapturingLogger } from '../support/capturing-logger';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import { samplesOf } from '../support/prometheus-text';
 
 /** No handler here: its jobs stay where the test puts them. */
 const IDLE = 'metrics.idle';
 const CONCURRENCY = 3;
 /** Prometheus' default `scrape_timeout`: a scrape must end well within it. */
 const SCRAPE_TIMEOUT_MS = 10_000;
-
-/**
- * The samples of `name` in Prometheus' text format, by their labels (`status=pending,type=a`,
- * sorted).
- */
-function samplesOf(text: string, name: string): Record<string, number> {
-  const samples: Record<string, number> = {};
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const labels = [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)]
-      .map(([, label, value]) => `${label}=${value}`)
-      .sort();
-    samples[labels.join(',')] = Number(match[3]);
-  }
-  return samples;
-}
 
 describe('prometheus: gauges read at scrape time', () => {
   let handlers: ConcurrencyHandlers | undefined;

@@ -86,6 +86,12 @@ export class JobPoller {
   private notifiedAgain = false;
   /** The last poll filled every slot it could: there is probably more waiting. */
   private saturated = false;
+  /**
+   * When a poll last finished (Date.now() ms), whatever it found or however it failed; the
+   * health indicator reads it: a worker whose loop stopped (a blocked event loop, a bug) stops
+   * moving it.
+   */
+  lastPollAt: number | undefined;
   /** Hand-backs of paused types' held jobs under way, by type (see `dropPaused`). */
   private readonly pauseDrops = new Map<string, Promise<unknown>>();
   /** Ends this poller's hold on `QueueService.pause()` of this process (see `JobTypePauses`). */
@@ -290,6 +296,7 @@ export class JobPoller {
       })
       .finally(() => {
         this.polling = undefined;
+        this.lastPollAt = Date.now();
         const again = this.pollAgain;
         const notifiedAgain = this.notifiedAgain;
         this.pollAgain = false;
