@@ -58,6 +58,15 @@ if [[ $module == esm ]]; then
 else
   grep -q 'require("nest-pg-job-queue")' dist/app.module.js || fail "dist/app.module.js is not CommonJS"
 fi
+# Apps still on `"moduleResolution": "node"` see no `exports`: each entry point's types must
+# resolve through the package's `typesVersions`.
+if [[ $peers == installed && $module == cjs ]]; then
+  mkdir -p node10 && cp "$here/node10-resolution.ts" node10/
+  ./node_modules/.bin/tsc --noEmit --strict --skipLibCheck --moduleResolution node --module commonjs \
+    --target es2022 --experimentalDecorators --emitDecoratorMetadata node10/node10-resolution.ts >node10.txt 2>&1 ||
+    { cat node10.txt >&2; fail "an entry point's types do not resolve with moduleResolution node"; }
+  say "moduleResolution node: every entry point's types resolve through typesVersions"
+fi
 say "tsc $(version typescript) (strict, $module output) compiled src/ ($(ls src | wc -l) files); node dist/main.js"
 
 COMPAT_APP=$app COMPAT_MODULE=$module COMPAT_PEERS=$peers COMPAT_TARBALL=$(basename "$tarball") COMPAT_NEST_VERSION=$nest_version \
