@@ -2,11 +2,11 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { Job, JobStatus } from 'nest-pg-job-queue';
+import { Job } from 'nest-pg-job-queue';
 import { JobQueueTracingModule } from 'nest-pg-job-queue/opentelemetry';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { spanRecord, SpanRecord, useInMemoryTracing } from '../support/in-memory-tracing';
-import { waitFor } from '../support/wait-for';
+import { waitFor, waitForJobToFinish } from '../support/wait-for';
 import { startWorkerApp, WorkerApp } from '../support/worker-test-app';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -87,16 +87,7 @@ describe('opentelemetry: spans from enqueue to run, across processes', () => {
     await db?.drop();
   });
 
-  const finished = (id: string): Promise<Job> =>
-    waitFor(
-      async () => {
-        const job = await producer.queue.getJob(id);
-        return job.status === JobStatus.Completed || job.status === JobStatus.Failed
-          ? job
-          : undefined;
-      },
-      { timeoutMs: 20_000, description: `job ${id} to finish` },
-    );
+  const finished = (id: string): Promise<Job> => waitForJobToFinish(producer.queue, id);
 
   it("continues the request's trace in the worker process: request → send → process → the handler's own span", async () => {
     const tracer = trace.getTracer('test-request');

@@ -1,12 +1,6 @@
-import {
-  InvalidJobInputError,
-  Job,
-  JobQueueInstruments,
-  JobRunEnded,
-  JobStatus,
-} from 'nest-pg-job-queue';
+import { InvalidJobInputError, Job, JobQueueInstruments, JobRunEnded } from 'nest-pg-job-queue';
 import { CapturingLogger } from '../support/capturing-logger';
-import { waitFor } from '../support/wait-for';
+import { waitForJobToFinish } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import { ContextHandlers, TENANT_CONTEXT, tenantStorage } from '../fixtures/context.handlers';
 
@@ -35,16 +29,7 @@ describe('worker: context hooks and instruments', () => {
     handlers = worker.app.get(ContextHandlers);
   });
 
-  const finished = (id: string): Promise<Job> =>
-    waitFor(
-      async () => {
-        const job = await worker.queue.getJob(id);
-        return job.status === JobStatus.Completed || job.status === JobStatus.Failed
-          ? job
-          : undefined;
-      },
-      { timeoutMs: 10_000, description: `job ${id} to finish` },
-    );
+  const finished = (id: string): Promise<Job> => waitForJobToFinish(worker.queue, id);
 
   it('stores what capture() returns in meta and runs the handler inside restore()', async () => {
     const job = await tenantStorage.run('acme', () =>
