@@ -32,6 +32,16 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   '* QUEUE_NOW': "the queue's clock from a bind parameter of the same file (queue-now.sql.ts)",
   'libs/job-queue/src/sql/queue-now.sql.ts param':
     'a bind parameter placeholder (`$3`) named by the calling statement: constants',
+  "libs/job-queue/src/sql/functions/prune-jobs.v1.ts jobTypesSkipScanCte(schema, FINISHED_STATUS, ' AND (SELECT lock.got FROM lock)')":
+    "the finished types' skip scan, gated on the prune lock (job-types-skip-scan.sql.ts): the checked schema and constants",
+  'libs/job-queue/src/sql/job-types-skip-scan.sql.ts statusCondition':
+    'a status predicate on `j`, a constant of the calling file (FINISHED_STATUS, PENDING_STATUS)',
+  'libs/job-queue/src/sql/job-types-skip-scan.sql.ts firstOnly':
+    "a condition of the first descent only, a constant of the calling file ('' or the prune lock's)",
+  'libs/job-queue/src/terminus/health.queries.ts jobTypesSkipScanCte(schema, PENDING_STATUS)':
+    "the pending types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/terminus/health.queries.ts jobTypesSkipScanCte(schema, FINISHED_STATUS)':
+    "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/sql/functions/prune-jobs.v1.ts now':
     "the time retention counts back from: `pg_catalog.now()` (V1) or the queue's clock from `$9` (V2)",
   'libs/job-queue/src/sql/functions/prune-jobs.v2.ts pruneJobsQueryV2(schema)':

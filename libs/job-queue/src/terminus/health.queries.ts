@@ -1,5 +1,9 @@
 import { Queryable, queryRows } from '../sql/queryable';
 import { QueueSchema, queueSchema } from '../sql/queue-schema';
+import { FINISHED_STATUS, jobTypesSkipScanCte } from '../sql/job-types-skip-scan.sql';
+
+/** `jobs_claim_idx`'s predicate. */
+const PENDING_STATUS = `j.status = 'pending'`;
 
 /**
  * How long the next job in line of each type (the head of its claim order, `jobs_claim_idx`) has
@@ -8,15 +12,7 @@ import { QueueSchema, queueSchema } from '../sql/queue-schema';
  * a few index descents per type, whatever the backlog.
  */
 const LONGEST_DUE_WAIT = (schema: QueueSchema): string => `
-  WITH RECURSIVE types AS (
-    (SELECT j.job_type FROM ${schema.jobs} j WHERE j.status = 'pending'
-     ORDER BY j.job_type LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.job_type FROM ${schema.jobs} j
-            WHERE j.status = 'pending' AND j.job_type > types.job_type
-            ORDER BY j.job_type LIMIT 1)
-    FROM types WHERE types.job_type IS NOT NULL
-  )
+  WITH RECURSIVE ${jobTypesSkipScanCte(schema, PENDING_STATUS)}
   SELECT pg_catalog.max(pg_catalog.date_part('epoch', pg_catalog.now() - head.run_at))
            * 1000::float8 AS wait_ms
   FROM types CROSS JOIN LATERAL (
@@ -34,16 +30,7 @@ const LONGEST_DUE_WAIT = (schema: QueueSchema): string => `
  * types found by skipping through it.
  */
 const FAILED_SINCE = (schema: QueueSchema): string => `
-  WITH RECURSIVE types AS (
-    (SELECT j.job_type FROM ${schema.jobs} j
-     WHERE j.status IN ('completed', 'failed', 'cancelled') ORDER BY j.job_type LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.job_type FROM ${schema.jobs} j
-            WHERE j.status IN ('completed', 'failed', 'cancelled')
-              AND j.job_type > types.job_type
-            ORDER BY j.job_type LIMIT 1)
-    FROM types WHERE types.job_type IS NOT NULL
-  )
+  WITH RECURSIVE ${jobTypesSkipScanCte(schema, FINISHED_STATUS)}
   SELECT pg_catalog.count(*)::integer AS failed
   FROM types CROSS JOIN LATERAL (
     SELECT 1 FROM ${schema.jobs} j

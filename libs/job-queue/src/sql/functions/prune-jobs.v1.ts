@@ -1,4 +1,5 @@
 import { QueueSchema } from '../queue-schema';
+import { FINISHED_STATUS, jobTypesSkipScanCte } from '../job-types-skip-scan.sql';
 
 /**
  * The statement `prune_jobs()` runs, installed by AddJobRetention (1795939200003) and the only
@@ -28,17 +29,7 @@ export const pruneJobsStatement = (schema: QueueSchema, now: string): string => 
   WITH RECURSIVE lock AS (
     SELECT CASE WHEN $1::bigint IS NULL THEN true
                 ELSE pg_catalog.pg_try_advisory_xact_lock($1::bigint) END AS got
-  ), types AS (
-    (SELECT j.job_type FROM ${schema.jobs} j
-     WHERE j.status IN ('completed', 'failed', 'cancelled') AND (SELECT lock.got FROM lock)
-     ORDER BY j.job_type LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.job_type FROM ${schema.jobs} j
-            WHERE j.status IN ('completed', 'failed', 'cancelled')
-              AND j.job_type > types.job_type
-            ORDER BY j.job_type LIMIT 1)
-    FROM types WHERE types.job_type IS NOT NULL
-  ), rules AS (
+  ), ${jobTypesSkipScanCte(schema, FINISHED_STATUS, ' AND (SELECT lock.got FROM lock)')}, rules AS (
     SELECT types.job_type, s.status,
            CASE WHEN $5::float8 IS NOT NULL THEN $5::float8
                 WHEN t.retention_updated_at IS NULL THEN s.default_ms
