@@ -40,12 +40,21 @@ const FAILED_SINCE = (schema: QueueSchema): string => `
   ) AS recent
   WHERE types.job_type IS NOT NULL`;
 
-/** Whether a held job's lease is older than `$1` ms (`jobs_lease_idx`). */
+/**
+ * Whether a held job's lease is older than `$1` ms, as the reaper judges it: a row without a
+ * heartbeat ages from its claim. Both reads go through `jobs_lease_idx` (heartbeat_at, NULLs
+ * included), stopping at the first row found; the reaper's COALESCE would read every held row.
+ */
 const STALE_EXISTS = (schema: QueueSchema): string => `
   SELECT EXISTS (
     SELECT 1 FROM ${schema.jobs} j
     WHERE j.status IN ('claimed', 'running')
       AND j.heartbeat_at < pg_catalog.now() - $1::float8 * interval '1 millisecond'
+  ) OR EXISTS (
+    SELECT 1 FROM ${schema.jobs} j
+    WHERE j.status IN ('claimed', 'running') AND j.heartbeat_at IS NULL
+      AND COALESCE(j.claimed_at, j.updated_at)
+            < pg_catalog.now() - $1::float8 * interval '1 millisecond'
   ) AS stale`;
 
 export async function longestDueWaitMs(db: Queryable, schema: string): Promise<number | null> {

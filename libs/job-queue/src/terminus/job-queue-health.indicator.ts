@@ -132,6 +132,8 @@ export class JobQueueHealthIndicator {
     }
     const stallMs =
       checks.workerStallMs ?? Math.max(MIN_WORKER_STALL_MS, 3 * options.worker.pollIntervalMs);
+    // Set from the poller's start (a first claim that hangs counts); unset only when the worker
+    // claims nothing (no handlers), so has no loop to stall.
     const lastPollAt = get<JobPoller>(JobPoller).lastPollAt;
     const sinceMs = lastPollAt === undefined ? undefined : Date.now() - lastPollAt;
     details.worker = 'running';

@@ -87,9 +87,9 @@ export class JobPoller {
   /** The last poll filled every slot it could: there is probably more waiting. */
   private saturated = false;
   /**
-   * When a poll last finished (Date.now() ms), whatever it found or however it failed; the
-   * health indicator reads it: a worker whose loop stopped (a blocked event loop, a bug) stops
-   * moving it.
+   * When a poll last finished (Date.now() ms), whatever it found or however it failed, or when
+   * the poller started; the health indicator reads it: a worker whose loop stopped (a blocked
+   * event loop, a bug, a first claim that never returns) stops moving it.
    */
   lastPollAt: number | undefined;
   /** Hand-backs of paused types' held jobs under way, by type (see `dropPaused`). */
@@ -153,6 +153,9 @@ export class JobPoller {
       this.runTimes,
     );
     this.stopped = false;
+    // The stall clock starts here, not at the first poll's end: a first poll that never ends
+    // shows as a stall too.
+    this.lastPollAt = Date.now();
     this.stopListeningToPauses = this.pauses.listen((jobType) => this.dropPaused(jobType));
     this.stopListeningToWakeups = this.wakeup.listen(() => this.wake());
     this.executor.onSlotFreed = (jobType) => {
