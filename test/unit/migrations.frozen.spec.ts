@@ -72,6 +72,10 @@ const SHIPPED: Record<string, string> = {
   'AddJobMeta1795939200015 up': '95cb35035042a118e2fdf92503d5994a2764d51e5a072d00869d27dc33997cbb',
   'AddJobMeta1795939200015 down':
     '90f3bb6de2dfdf36b6aa4498957f64e1c8496c3ea846290697aeced639d7d7f5',
+  'AddJobListIndexes1795939200016 up':
+    '4a581e16eda78c428fa5e31745e47bee63fc1f8798115df4e310d9f920546d1a',
+  'AddJobListIndexes1795939200016 down':
+    '5f6a90bbea8f740a4f96d7d50ac21cc511870af3eb742b1c6ff959684049fde3',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

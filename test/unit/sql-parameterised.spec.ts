@@ -35,13 +35,19 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   "libs/job-queue/src/sql/functions/prune-jobs.v1.ts jobTypesSkipScanCte(schema, FINISHED_STATUS, ' AND (SELECT lock.got FROM lock)')":
     "the finished types' skip scan, gated on the prune lock (job-types-skip-scan.sql.ts): the checked schema and constants",
   'libs/job-queue/src/sql/job-types-skip-scan.sql.ts statusCondition':
-    'a status predicate on `j`, a constant of the calling file (FINISHED_STATUS, PENDING_STATUS)',
+    'a status predicate on `j`, a constant of the calling file (FINISHED_STATUS, PENDING_STATUS, EVERY_ROW)',
   'libs/job-queue/src/sql/job-types-skip-scan.sql.ts firstOnly':
     "a condition of the first descent only, a constant of the calling file ('' or the prune lock's)",
   'libs/job-queue/src/terminus/health.queries.ts jobTypesSkipScanCte(schema, PENDING_STATUS)':
     "the pending types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/terminus/health.queries.ts jobTypesSkipScanCte(schema, FINISHED_STATUS)':
     "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/sql/list-jobs.query.ts jobTypesSkipScanCte(schema, EVERY_ROW)':
+    "every type's skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/sql/list-jobs.query.ts listedColumns()':
+    "the jobs columns but data and meta, read from the Job entity's metadata: constants",
+  'libs/job-queue/src/sql/list-jobs.query.ts UNFINISHED':
+    "the unique-key prefix index's status predicate: a constant of the same file",
   'libs/job-queue/src/sql/functions/prune-jobs.v1.ts now':
     "the time retention counts back from: `pg_catalog.now()` (V1) or the queue's clock from `$9` (V2)",
   'libs/job-queue/src/sql/functions/prune-jobs.v2.ts pruneJobsQueryV2(schema)':

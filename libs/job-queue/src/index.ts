@@ -45,6 +45,8 @@ export type {
   JobOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';
+export type { JobListPage, ListJobsQuery } from './interfaces/list-jobs.interface';
+export { isJobListCursor } from './validation/job-list-cursor';
 export { Job } from './entities/job.entity';
 export { JobStatus } from './entities/job-status.enum';
 

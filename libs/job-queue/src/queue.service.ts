@@ -63,6 +63,10 @@ import { serialiseData } from './validation/json-data';
 import { JobWaits } from './events/job-waits';
 import { jobEvent } from './events/job-event-payload';
 import { JobQueueInstruments } from './instrumentation/job-queue-instruments';
+import { JobListPage, ListJobsQuery } from './interfaces/list-jobs.interface';
+import { checkListJobsQuery } from './validation/list-jobs.checks';
+import { encodeJobListCursor } from './validation/job-list-cursor';
+import { listJobRows } from './sql/list-jobs.query';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
@@ -197,6 +201,26 @@ export class QueueService {
     const row = await getJobRow(this.db(), this.options.schema, jobId);
     if (!row) throw new JobNotFoundError(id);
     return toJob(row) as Job<T>;
+  }
+
+  /**
+   * A page of jobs, newest first (by id), filtered by any of `id`, `type`, `status` and
+   * `uniqueKeyPrefix` (unfinished jobs only); read on with `cursor` set to the page's
+   * `nextCursor` (null on the last page). Keyset paging: a page below a cursor is read from
+   * where the cursor points, so a deep page costs what the first does, and jobs enqueued during
+   * a walk neither repeat nor shift the pages (they are newer than its first page). Listed jobs
+   * have every property but `data` and `meta`, which are left undefined (payloads may be large:
+   * `getJob` reads one whole). `limit` is 1 to 500, default 50. Throws `InvalidJobInputError`
+   * naming the field for a bad filter or `limit`, an unknown key, or a `cursor` that is not a
+   * `nextCursor` of this method.
+   */
+  async listJobs(query: ListJobsQuery = {}): Promise<JobListPage> {
+    const checked = checkListJobsQuery(query);
+    const rows = await listJobRows(this.db(), this.options.schema, checked);
+    const jobs = rows.slice(0, checked.limit).map(toJob);
+    const nextCursor =
+      rows.length > checked.limit ? encodeJobListCursor(jobs[jobs.length - 1].id) : null;
+    return { jobs, nextCursor };
   }
 
   /**

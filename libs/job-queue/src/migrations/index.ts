@@ -17,6 +17,7 @@ import { addRateLimitsFor } from './1795939200012-AddRateLimits';
 import { addUniquenessPoliciesFor } from './1795939200013-AddUniquenessPolicies';
 import { pruneAtQueueTimeFor } from './1795939200014-PruneAtQueueTime';
 import { addJobMetaFor } from './1795939200015-AddJobMeta';
+import { addJobListIndexesFor } from './1795939200016-AddJobListIndexes';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -64,6 +65,7 @@ export function jobQueueMigrationsFor(
     addUniquenessPoliciesFor(schema),
     pruneAtQueueTimeFor(schema),
     addJobMetaFor(schema),
+    addJobListIndexesFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];
