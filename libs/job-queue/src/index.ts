@@ -83,6 +83,7 @@ export {
   JobTimeoutError,
   JobWaitTimeoutError,
   PermanentJobError,
+  ScheduleNotFoundError,
   SnoozeJob,
   WorkerShutdownError,
 } from './errors';

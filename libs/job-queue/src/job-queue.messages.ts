@@ -40,6 +40,10 @@ export const BATCH_TOO_MANY_BYTES = (index: number, maxBatchBytes: number): stri
 export const JOB_NOT_FOUND = (jobId: unknown): string =>
   `No job with id ${describeValue(jobId)} exists.`;
 
+/** `runSchedule` was given a name no schedule has. */
+export const SCHEDULE_NOT_FOUND = (name: string): string =>
+  `No schedule named ${describeValue(name)} exists (schedules() lists those there are).`;
+
 export const JOB_NOT_IN_STATE = (jobId: string, status: string, action: string): string =>
   `Job ${jobId} is ${status} and cannot be ${action}.`;
 

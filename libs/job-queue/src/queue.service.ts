@@ -9,6 +9,7 @@ import {
   JobNotFoundError,
   JobQueueDatabaseError,
   JobStateConflictError,
+  ScheduleNotFoundError,
 } from './errors';
 import {
   EnqueueManyItem,
@@ -67,6 +68,7 @@ import { JobListPage, ListJobsQuery } from './interfaces/list-jobs.interface';
 import { checkListJobsQuery } from './validation/list-jobs.checks';
 import { encodeJobListCursor } from './validation/job-list-cursor';
 import { listJobRows } from './sql/list-jobs.query';
+import { runSchedule } from './cron/sql/run-schedule.query';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
@@ -393,6 +395,24 @@ export class QueueService {
    */
   async unschedule(name: string): Promise<boolean> {
     return deleteSchedule(this.db(), this.options.schema, checkScheduleName('name', name));
+  }
+
+  /**
+   * Enqueues the job of the schedule `name` now, as a fire of it would (its type, data, priority
+   * and attempts, due now; no unique key, as a fire has none), and resolves with it. The
+   * schedule's next and last fire times stay as they are: its next fire enqueues its job as
+   * well. Throws `ScheduleNotFoundError` when no schedule has this name.
+   */
+  async runSchedule(name: string): Promise<Job> {
+    const scheduleName = checkScheduleName('name', name);
+    const row = await runSchedule(
+      this.db(),
+      this.options.schema,
+      scheduleName,
+      this.clock?.now() ?? null,
+    );
+    if (!row) throw new ScheduleNotFoundError(scheduleName);
+    return toJob(row);
   }
 
   /** Every schedule, by name, with its next and last fire times. */

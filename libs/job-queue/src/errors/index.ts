@@ -9,3 +9,4 @@ export * from './job-queue-unavailable.error';
 export * from './job-queue-database.error';
 export * from './snooze-job';
 export * from './job-wait-timeout.error';
+export * from './schedule-not-found.error';
