@@ -26,7 +26,6 @@ import { Logger as TypeOrmLogger } from 'typeorm';
 import { Job, JobQueueModule, jobQueueMigrations } from 'nest-pg-job-queue';
 import { HttpErrorFilter } from '../src/common/http-error.filter';
 import { ADMIN_TOKEN_ENV } from '../src/common/admin-token.guard';
-import { encodeJobCursor } from '../src/jobs/job-cursor';
 import { JobsModule } from '../src/jobs/jobs.module';
 
 /** The library's table as SQL (change with the library's schema; see bench/lib/schema.js). */
@@ -225,7 +224,8 @@ async function measure(
         `SELECT id::text AS id FROM ${JOBS} WHERE ${c.where} ORDER BY id DESC OFFSET $1 LIMIT 1`,
         [skip - 1],
       );
-      cursor = encodeJobCursor({ id: rows[0].id });
+      // The cursor listJobs would give after that row (base64url of {"id":"<id>"}).
+      cursor = Buffer.from(JSON.stringify({ id: rows[0].id })).toString('base64url');
     }
     const params = new URLSearchParams({ ...c.query, ...(cursor && { cursor }) });
     const url = `${baseUrl}/jobs?${params}`;

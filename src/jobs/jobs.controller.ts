@@ -1,34 +1,13 @@
 import { Controller, Get, MessageEvent, Param, Post, Query, Sse, UseGuards } from '@nestjs/common';
 import { Observable } from 'rxjs';
-import { InjectRepository } from '@nestjs/typeorm';
-import { FindOptionsSelect, LessThan, Repository } from 'typeorm';
-import { Job, JobQueueStats, QueueService } from 'nest-pg-job-queue';
+import { JobQueueStats, QueueService } from 'nest-pg-job-queue';
 import { AdminTokenGuard } from '../common/admin-token.guard';
 import { DEFAULT_LIST_LIMIT, ListJobsQuery } from './dto/list-jobs.query';
 import { StaleJobsQuery } from './dto/stale-jobs.query';
 import { StatsQuery } from './dto/stats.query';
-import { decodeJobCursor, encodeJobCursor } from './job-cursor';
 import { JobResponse, toJobResponse } from './job.response';
 import { JobLogLines, LOG_LINES_POLL_MS } from './job-log-lines';
 import { FINAL_STATUSES, JobEventStream } from './job-event.stream';
-
-/** What JobResponse shows: `data` (the client's own payload, maybe large) is not even fetched. */
-const LISTED_COLUMNS: FindOptionsSelect<Job> = {
-  id: true,
-  jobType: true,
-  status: true,
-  priority: true,
-  progress: true,
-  currentStage: true,
-  attempts: true,
-  maxAttempts: true,
-  runAt: true,
-  createdAt: true,
-  startedAt: true,
-  completedAt: true,
-  result: true,
-  lastError: true,
-};
 
 /**
  * Monitoring and management of jobs, as an operator would use them: every route wants the admin
@@ -40,49 +19,35 @@ const LISTED_COLUMNS: FindOptionsSelect<Job> = {
 export class JobsController {
   constructor(
     private readonly queue: QueueService,
-    // The Job entity is a plain TypeORM entity: list and filter it like any other.
-    @InjectRepository(Job) private readonly jobs: Repository<Job>,
     private readonly jobEvents: JobEventStream,
   ) {}
 
   /**
    * `GET /jobs?status=failed&type=image.process&limit=50&cursor=…`, newest first (by id), a page
    * at a time: `{ items, nextCursor }`, where `nextCursor` (null on the last page) is the `cursor`
-   * of the next page. Keyset pagination: each page is the next `limit` rows of the primary key
-   * index below the cursor's id, so a page deep in a big table costs what the first one does, and
-   * a job enqueued while a client walks the pages neither repeats nor hides one. No total: a
-   * count of a big table is the slow part (see GET /jobs/stats for counts).
+   * of the next page. Keyset pagination through `QueueService.listJobs`: each page is read from
+   * where the cursor points, so a page deep in a big table costs what the first one does, and a
+   * job enqueued while a client walks the pages neither repeats nor hides one. No total: a count
+   * of a big table is the slow part (see GET /jobs/stats for counts).
    *
-   * A filter walks the same index and skips the rows it does not match: cheap for a common
-   * status or type, slow for a rare one (1 row in 10,000 of a million-row table: ~0.2-0.3 s a
-   * page). An app that lists by rare values adds indexes in its own migration, e.g.
-   * `(status, id)`, `(job_type, id)` and `(job_type, status, id)`; each costs every job write.
+   * A filter reads an index of the queue's (its migrations add `(job_type, status, id)`), so a
+   * rare type or status pages as fast as a common one; the app needs no index of its own.
+   * Listed jobs come without their `data`, which the answer does not show anyway.
    *
    * `page` and `pageSize` (the offset paging this route had) are refused with a 400 that says
    * what to send instead, rather than ignored.
    */
   @Get()
   async list(
-    @Query() query: ListJobsQuery,
+    @Query() { status, type, limit, cursor }: ListJobsQuery,
   ): Promise<{ items: JobResponse[]; nextCursor: string | null }> {
-    const { status, type: jobType } = query;
-    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-    const after = query.cursor === undefined ? undefined : decodeJobCursor(query.cursor);
-    // One row more than the page tells whether there is a next page, without a second query.
-    const rows = await this.jobs.find({
-      select: LISTED_COLUMNS,
-      where: {
-        ...(status && { status }),
-        ...(jobType && { jobType }),
-        ...(after && { id: LessThan(after.id) }),
-      },
-      order: { id: 'DESC' },
-      take: limit + 1,
+    const page = await this.queue.listJobs({
+      status,
+      type,
+      limit: limit ?? DEFAULT_LIST_LIMIT,
+      cursor,
     });
-    const items = rows.slice(0, limit);
-    const nextCursor =
-      rows.length > limit ? encodeJobCursor({ id: items[items.length - 1].id }) : null;
-    return { items: items.map(toJobResponse), nextCursor };
+    return { items: page.jobs.map(toJobResponse), nextCursor: page.nextCursor };
   }
 
   /**
