@@ -12,6 +12,7 @@ const common = {
     '^nest-pg-job-queue/terminus$': '<rootDir>/libs/job-queue/src/terminus',
     '^nest-pg-job-queue/prometheus$': '<rootDir>/libs/job-queue/src/prometheus',
     '^nest-pg-job-queue/opentelemetry$': '<rootDir>/libs/job-queue/src/opentelemetry',
+    '^nest-pg-job-queue/dashboard$': '<rootDir>/libs/job-queue/src/dashboard',
   },
 } satisfies Config;
 

@@ -35,6 +35,7 @@ writeFileSync(
         'nest-pg-job-queue/terminus': ['libs/job-queue/dist/terminus/index.d.ts'],
         'nest-pg-job-queue/prometheus': ['libs/job-queue/dist/prometheus/index.d.ts'],
         'nest-pg-job-queue/opentelemetry': ['libs/job-queue/dist/opentelemetry/index.d.ts'],
+        'nest-pg-job-queue/dashboard': ['libs/job-queue/dist/dashboard/index.d.ts'],
       },
     },
     include: ['*.ts'],

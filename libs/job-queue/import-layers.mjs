@@ -33,7 +33,7 @@ export const IMPORT_LAYERS = [
     ],
   },
   // The entry points beside the main one, each a user of the module's public pieces.
-  { name: 'entry points', paths: ['testing', 'terminus', 'prometheus', 'opentelemetry'] },
+  { name: 'entry points', paths: ['testing', 'terminus', 'prometheus', 'opentelemetry', 'dashboard'] },
 ];
 
 /** `no-restricted-paths` zones for the layers under `root`: a layer imports nothing above it. */

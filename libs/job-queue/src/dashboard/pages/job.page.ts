@@ -1,0 +1,80 @@
+import { Job } from '../../entities/job.entity';
+import type { JobLogEntry } from '../../interfaces/job-log-entry.interface';
+import { html, prettyJson, SafeHtml } from '../html/escape';
+import { actionForm, layout, PageContext, time, withQuery } from '../html/layout';
+
+const FINISHED = new Set<string>(['completed', 'failed', 'cancelled']);
+
+export function isFinished(job: Job): boolean {
+  return FINISHED.has(job.status);
+}
+
+/**
+ * `GET {path}/jobs/:id`: the job whole, its log, and retry and cancel. While the job is not
+ * finished, `<body data-stream>` points the script at the live stream, after the log's last entry.
+ */
+export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): SafeHtml {
+  const path = `${ctx.base}/jobs/${encodeURIComponent(job.id)}`;
+  const last = events[events.length - 1];
+  return layout(ctx, {
+    heading: `Job ${job.id}`,
+    stream: isFinished(job) ? undefined : withQuery(`${path}/stream`, { after: last?.id }),
+    body: html`<dl class="job">
+        <dt>Type</dt>
+        <dd id="job-type">${job.jobType}</dd>
+        <dt>Status</dt>
+        <dd><span id="job-status" class="status">${job.status}</span></dd>
+        <dt>Stage</dt>
+        <dd id="job-stage">${job.currentStage ?? ''}</dd>
+        <dt>Progress</dt>
+        <dd>
+          <progress id="job-progress" max="100" value="${job.progress}">${job.progress}%</progress>
+          <span id="job-progress-text">${job.progress}%</span>
+        </dd>
+        <dt>Attempts</dt>
+        <dd id="job-attempts">
+          ${job.attempts}${job.maxAttempts === null ? '' : ` / ${job.maxAttempts}`}
+        </dd>
+        <dt>Priority</dt>
+        <dd>${job.priority}</dd>
+        <dt>Unique key</dt>
+        <dd>${job.uniqueKey ?? ''}</dd>
+        <dt>Created</dt>
+        <dd>${time(job.createdAt)}</dd>
+        <dt>Run at</dt>
+        <dd>${time(job.runAt)}</dd>
+        <dt>Started</dt>
+        <dd>${time(job.startedAt)}</dd>
+        <dt>Finished</dt>
+        <dd>${time(job.completedAt)}</dd>
+        <dt>Worker</dt>
+        <dd>${job.workerId ?? ''}</dd>
+        <dt>Last error</dt>
+        <dd><pre id="job-error" class="error-text">${job.lastError ?? ''}</pre></dd>
+      </dl>
+      <div class="actions">
+        ${actionForm(ctx, `${path}/retry`, 'retry', 'Retry')}
+        ${actionForm(ctx, `${path}/cancel`, 'cancel', 'Cancel')}
+      </div>
+      <h2>Data</h2>
+      <pre id="job-data">${prettyJson(job.data)}</pre>
+      <h2>Result</h2>
+      <pre id="job-result">${prettyJson(job.result)}</pre>
+      <h2>Log</h2>
+      <ol id="job-events">
+        ${events.map(eventItem)}
+      </ol>`,
+  });
+}
+
+/** One log row; the script renders rows that arrive live the same way, as text. */
+function eventItem(entry: JobLogEntry): SafeHtml {
+  return html`<li data-event-id="${entry.id}" class="event-${entry.kind}">
+    ${time(entry.at)} <span class="kind">${entry.kind}</span>
+    <span class="message">${entry.message ?? ''}</span>${
+      entry.data === null || entry.data === undefined
+        ? ''
+        : html` <code class="data">${JSON.stringify(entry.data)}</code>`
+    }
+  </li>`;
+}
