@@ -172,7 +172,7 @@ CREATE INDEX jobs_list_idx ON job_queue.jobs USING btree (job_type, status, id);
 CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
 CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
 CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])) OR job_queue.job_unique_state_counts(unique_states, status)));
-CREATE INDEX jobs_unique_key_prefix_idx ON job_queue.jobs USING btree (unique_key text_pattern_ops) WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])));
+CREATE INDEX jobs_unique_key_prefix_idx ON job_queue.jobs USING btree (unique_key COLLATE "C") WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])));
 CREATE TRIGGER jobs_key_slot_released AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.concurrency_key IS NOT NULL) AND (((old.status = ANY (ARRAY['claimed'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['claimed'::text, 'running'::text]))) OR ((old.status = 'scheduled'::text) AND ((old.attempts > 0) OR (old.started_at IS NOT NULL)) AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))))) EXECUTE FUNCTION job_queue.jobs_release_key_slot();
 CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
 

@@ -11,13 +11,14 @@ async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> 
   await queryRunner.query(`
     CREATE INDEX IF NOT EXISTS jobs_list_idx ON ${schema.jobs} (job_type, status, id)
   `);
-  // `listJobs({ uniqueKeyPrefix })`: unfinished jobs' keys in byte order (text_pattern_ops), so a
-  // LIKE 'prefix%' is a range of it whatever the database's collation; `jobs_unique_key_idx`
-  // sorts by the collation, which serves such a range only under "C". Only keyed jobs that are
-  // not finished have entries.
+  // `listJobs({ uniqueKeyPrefix })`: unfinished jobs' keys in byte order (COLLATE "C"), so a
+  // LIKE 'prefix%' in that collation is a range of it whatever the database's collation;
+  // `jobs_unique_key_idx` sorts by the database's, which serves such a range only under "C". The
+  // lookups of a key (uniqueness, debounce) compare in the database's collation and so keep
+  // to `jobs_unique_key_idx`. Only keyed jobs that are not finished have entries.
   await queryRunner.query(`
     CREATE INDEX IF NOT EXISTS jobs_unique_key_prefix_idx
-      ON ${schema.jobs} (unique_key text_pattern_ops)
+      ON ${schema.jobs} (unique_key COLLATE "C")
       WHERE unique_key IS NOT NULL
         AND status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
   `);

@@ -23,6 +23,7 @@ function listedColumns(): string {
 const UNFINISHED = `j.status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')`;
 /** The skip scan's condition when it looks for every type: any row (`jobs_list_idx`). */
 const EVERY_ROW = 'true';
+const ALL_STATUSES: readonly string[] = Object.values(JobStatus);
 /** PostgreSQL's bigint maximum: the first page's bound. */
 const MAX_BIGINT = '9223372036854775807';
 
@@ -35,15 +36,11 @@ const LIST_ALL = (schema: QueueSchema): string => `
   WHERE j.id <= $2::bigint
   ORDER BY j.id DESC LIMIT $1::integer`;
 
-/** $3 type, $4 status: `jobs_list_idx`, backwards from the cursor. */
-const LIST_BY_TYPE_AND_STATUS = (schema: QueueSchema): string => `
-  SELECT ${listedColumns()} FROM ${schema.jobs} j
-  WHERE j.job_type = $3::text AND j.status = $4::text AND j.id <= $2::bigint
-  ORDER BY j.id DESC LIMIT $1::integer`;
-
 /**
- * $3 type, $4 every status: the newest ids of each (type, status) in `jobs_list_idx`, merged and
- * cut to the page, then those rows.
+ * $3 type, $4 its statuses (every one, or the one asked for): the newest ids of each (type,
+ * status) in `jobs_list_idx`, merged and cut to the page, then those rows. The ids come from the
+ * index alone (an index-only scan where the visibility map allows), so the planner has no reason
+ * to walk the primary key instead and filter, which would read every row of a rare pair.
  */
 const LIST_BY_TYPE = (schema: QueueSchema): string => `
   SELECT ${listedColumns()} FROM ${schema.jobs} j
@@ -77,13 +74,13 @@ const LIST_BY_STATUS = (schema: QueueSchema): string => `
 
 /**
  * $3 the prefix as a LIKE pattern, $4 type or NULL, $5 status or NULL: unfinished jobs whose key
- * starts with it, a range of `jobs_unique_key_prefix_idx` (byte order, whatever the collation),
- * sorted by id. The key stored with a window (`key` U+001F …) starts with the caller's key, and
+ * starts with it, compared in the "C" collation, so a range of `jobs_unique_key_prefix_idx`
+ * (byte order, whatever the database's collation), sorted by id. The key stored with a window (`key` U+001F …) starts with the caller's key, and
  * a prefix holds no U+001F, so it matches the caller's keys exactly.
  */
 const LIST_BY_KEY_PREFIX = (schema: QueueSchema): string => `
   SELECT ${listedColumns()} FROM ${schema.jobs} j
-  WHERE j.unique_key LIKE $3::text AND ${UNFINISHED}
+  WHERE j.unique_key COLLATE pg_catalog."C" LIKE $3::text AND ${UNFINISHED}
     AND ($4::text IS NULL OR j.job_type = $4::text)
     AND ($5::text IS NULL OR j.status = $5::text)
     AND j.id <= $2::bigint
@@ -95,7 +92,7 @@ const LIST_BY_ID = (schema: QueueSchema): string => `
   WHERE j.id = $3::bigint AND j.id <= $2::bigint
     AND ($4::text IS NULL OR j.job_type = $4::text)
     AND ($5::text IS NULL OR j.status = $5::text)
-    AND ($6::text IS NULL OR (j.unique_key LIKE $6::text AND ${UNFINISHED}))
+    AND ($6::text IS NULL OR (j.unique_key COLLATE pg_catalog."C" LIKE $6::text AND ${UNFINISHED}))
   LIMIT $1::integer`;
 
 /** A prefix as a LIKE pattern: `%`, `_` and `\` (LIKE's escape) taken literally. */
@@ -112,8 +109,7 @@ function statementOf(query: CheckedListJobsQuery): [StatementBuilder, unknown[]]
   const pattern = uniqueKeyPrefix === null ? null : prefixPattern(uniqueKeyPrefix);
   if (id !== null) return [LIST_BY_ID, [id, type, status, pattern]];
   if (pattern !== null) return [LIST_BY_KEY_PREFIX, [pattern, type, status]];
-  if (type !== null && status !== null) return [LIST_BY_TYPE_AND_STATUS, [type, status]];
-  if (type !== null) return [LIST_BY_TYPE, [type, Object.values(JobStatus)]];
+  if (type !== null) return [LIST_BY_TYPE, [type, status === null ? ALL_STATUSES : [status]]];
   if (status !== null) return [LIST_BY_STATUS, [status]];
   return [LIST_ALL, []];
 }
