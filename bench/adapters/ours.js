@@ -7,7 +7,7 @@ require('reflect-metadata');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const { packageDir } = require('../lib/packages');
-const { JOBS } = require('../lib/schema');
+const { JOBS, qualified } = require('../lib/schema');
 
 const JOB_TYPE = 'bench.noop';
 
@@ -204,6 +204,8 @@ const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler =
   summary,
   moduleOptions: { worker, ...moduleOptions },
   skip,
+  // Indexes of the library's dropped after its migrations ran: what they cost its writes.
+  dropIndexes: handler.dropIndexes ?? [],
   logLine: handler.logLine === true,
   // `{ keys, limit }`: the handler has `concurrencyPerKey: limit`, the jobs take turns over
   // `keys` concurrency keys.
@@ -215,6 +217,9 @@ const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler =
 // Variants that differ only in their worker share the producer side: enqueue and bulk are
 // measured once per library (SAME_PRODUCER).
 const SAME_PRODUCER = ['enqueue', 'bulk'];
+
+/** The indexes only `listJobs` reads (migration AddJobListIndexes). */
+const LISTING_INDEXES = ['jobs_list_idx', 'jobs_unique_key_prefix_idx'];
 
 module.exports = {
   variants: [
@@ -364,11 +369,30 @@ module.exports = {
       {},
       { perKey: { keys: 10, limit: 2 } },
     ),
+    // What the listing's indexes cost every write: ours as it was before them. Enqueue, bulk
+    // and one worker process (claims and outcomes write row versions, and index entries).
+    variant(
+      'ours-no-list-index',
+      { concurrency: 50 },
+      "as ours, without listJobs' indexes (jobs_list_idx, jobs_unique_key_prefix_idx)",
+      ['process2', 'process4', 'latency', 'cancel', 'delayed', 'claim', 'rss', 'listing'],
+      {},
+      { dropIndexes: LISTING_INDEXES },
+    ),
   ],
 
-  async prepare(db) {
+  async prepare(db, v) {
     const { app } = await bootApp(db.url, { migrationsRun: true });
     await app.close();
+    if (v?.dropIndexes?.length) {
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        for (const name of v.dropIndexes) await client.query(`DROP INDEX ${qualified(name)}`);
+      } finally {
+        await client.end();
+      }
+    }
   },
 
   async openProducer(db, v) {
