@@ -42,6 +42,8 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "the pending types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/terminus/health.queries.ts jobTypesSkipScanCte(schema, FINISHED_STATUS)':
     "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/dashboard/throughput.query.ts jobTypesSkipScanCte(schema, FINISHED_STATUS)':
+    "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/sql/list-jobs.query.ts jobTypesSkipScanCte(schema, EVERY_ROW)':
     "every type's skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/sql/list-jobs.query.ts listedColumns()':

@@ -6,7 +6,7 @@ import { FINISHED_STATUS, jobTypesSkipScanCte } from '../sql/job-types-skip-scan
 export const THROUGHPUT_MINUTES = 60;
 
 /**
- * Jobs completed and failed in each of the last 60 minutes (`minutes_ago` 0 is the current
+ * Jobs completed and failed in each of the last `$2` minutes (`minutes_ago` 0 is the current
  * one), by `completed_at`. Each type's and status's newest finished jobs are read backwards
  * through `jobs_finished_idx` (job_type, status, completed_at), the types found by skipping
  * through the same index, and at most `$1` rows each: what one page view costs is bounded
@@ -25,7 +25,7 @@ const THROUGHPUT = (schema: QueueSchema): string => `
     SELECT j.completed_at FROM ${schema.jobs} j
     WHERE j.status IN ('completed', 'failed', 'cancelled')
       AND j.job_type = types.job_type AND j.status = finished.status
-      AND j.completed_at > pg_catalog.now() - interval '${THROUGHPUT_MINUTES} minutes'
+      AND j.completed_at > pg_catalog.now() - $2::integer * interval '1 minute'
     ORDER BY j.completed_at DESC
     LIMIT $1::integer
   ) AS recent
@@ -51,7 +51,7 @@ export async function readThroughput(
     status: 'completed' | 'failed';
     minutes_ago: number;
     jobs: number;
-  }>(db, queueSchema(schema).statement(THROUGHPUT), [perTypeCap]);
+  }>(db, queueSchema(schema).statement(THROUGHPUT), [perTypeCap, THROUGHPUT_MINUTES]);
   const series = {
     completed: new Array<number>(THROUGHPUT_MINUTES).fill(0),
     failed: new Array<number>(THROUGHPUT_MINUTES).fill(0),
