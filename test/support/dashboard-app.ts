@@ -90,8 +90,12 @@ export interface DashboardApp {
  * `/queue` behind `HeaderGuard` (an instance), `/refused` without a guard, `/denied` behind a
  * guard that always says no, `/open` with `unsafeAllowAnonymous`, and `/async/queue` from
  * `registerAsync` behind `PolicyGuard` (a class with a dependency from its `imports`).
+ * `bodyParser: false` creates the app without Nest's body parsers.
  */
-export async function startDashboardApp(platform: Platform): Promise<DashboardApp> {
+export async function startDashboardApp(
+  platform: Platform,
+  { bodyParser = true }: { bodyParser?: boolean } = {},
+): Promise<DashboardApp> {
   const db = await createTestDatabase();
   const logger = new CapturingLogger();
   const gates = new StepGates();
@@ -126,8 +130,8 @@ export async function startDashboardApp(platform: Platform): Promise<DashboardAp
     const moduleRef = await builder.compile();
     app =
       platform === 'fastify'
-        ? moduleRef.createNestApplication(new FastifyAdapter(), { logger })
-        : moduleRef.createNestApplication({ logger });
+        ? moduleRef.createNestApplication(new FastifyAdapter(), { logger, bodyParser })
+        : moduleRef.createNestApplication({ logger, bodyParser });
     await app.listen(0, '127.0.0.1');
     await sql.connect();
   } catch (error) {
