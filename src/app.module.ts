@@ -6,6 +6,7 @@ import { exampleAppMigrations } from '../migrations';
 import { AuditLog } from './audit/audit-log.entity';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { RequestValidationPipe } from './common/validation/request-validation.pipe';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { EmailsModule } from './emails/emails.module';
 import { HealthModule } from './health/health.module';
 import { ImagesModule } from './images/images.module';
@@ -47,6 +48,7 @@ function envInt(name: string): number | undefined {
     JobsModule,
     MetricsModule,
     HealthModule,
+    DashboardModule,
   ],
   providers: [
     { provide: APP_FILTER, useClass: HttpErrorFilter },

@@ -23,6 +23,7 @@ async function bootstrap(): Promise<void> {
     `Try: curl -s -X POST ${url}/images -H 'content-type: application/json' ` +
       `-d '{"name":"cat.png"}' && curl -s -H ${authorization} "${url}/jobs/stats?maxAgeMs=0"`,
   );
+  logger.log(`Dashboard: ${url}/sign-in (sign in with the admin token)`);
 }
 
 bootstrap().catch((error: unknown) => {

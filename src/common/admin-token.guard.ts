@@ -6,6 +6,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isAdminSession, sessionFromCookieHeader } from './admin-session';
 
 /** Where the token comes from. `npm start` sets a random one for the run when it is unset. */
 export const ADMIN_TOKEN_ENV = 'EXAMPLE_ADMIN_TOKEN';
@@ -22,9 +23,11 @@ const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8
 
 /**
  * Lets a request through only with `Authorization: Bearer <token>`, where `<token>` is
- * EXAMPLE_ADMIN_TOKEN (read once, as the app starts). Anything else is a 401, in the example's one
- * error shape (HttpErrorFilter). The example puts it on the management routes (/jobs…); the
- * routes that enqueue stay open.
+ * EXAMPLE_ADMIN_TOKEN (read once, as the app starts), or with the session cookie the dashboard's
+ * sign-in form gives for that token (src/common/admin-session.ts; the browser sends it to the
+ * dashboard's pages only). Anything else is a 401, in the example's one error shape
+ * (HttpErrorFilter). The example puts it on the management routes (/jobs…) and the dashboard
+ * (/queue); the routes that enqueue stay open.
  *
  * Both tokens are hashed before timingSafeEqual compares them: two digests of equal length, so
  * the time the comparison takes tells a client nothing about the token, not even its length.
@@ -32,11 +35,12 @@ const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
+  private readonly token: string | undefined;
   private readonly expected: Buffer | undefined;
 
   constructor() {
-    const token = process.env[ADMIN_TOKEN_ENV];
-    this.expected = token ? sha256(token) : undefined;
+    this.token = process.env[ADMIN_TOKEN_ENV] || undefined;
+    this.expected = this.token ? sha256(this.token) : undefined;
     if (!this.expected) {
       new Logger(AdminTokenGuard.name).warn(
         `${ADMIN_TOKEN_ENV} is unset: every request to the management routes is refused`,
@@ -46,10 +50,15 @@ export class AdminTokenGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
-    const header = http.getRequest<HttpRequest>().headers.authorization;
+    const { headers } = http.getRequest<HttpRequest>();
+    const header = headers.authorization;
     const token = typeof header === 'string' ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined;
     if (token !== undefined && this.expected && timingSafeEqual(sha256(token), this.expected)) {
       return true;
+    }
+    const session = sessionFromCookieHeader(headers.cookie);
+    if (token === undefined && session !== undefined && this.token) {
+      if (isAdminSession(session, this.token)) return true;
     }
     http.getResponse<HttpResponse>().setHeader('WWW-Authenticate', 'Bearer');
     throw new UnauthorizedException({
@@ -57,7 +66,9 @@ export class AdminTokenGuard implements CanActivate {
       error: 'Unauthorized',
       message:
         token === undefined
-          ? 'Missing admin token: send "Authorization: Bearer <token>"'
+          ? session === undefined
+            ? 'Missing admin token: send "Authorization: Bearer <token>" (a browser: sign in at /sign-in)'
+            : 'Expired or wrong session: sign in again at /sign-in'
           : 'Wrong admin token',
     });
   }

@@ -52,6 +52,31 @@ const OPEN: Array<Route & { body: object }> = [
   },
 ];
 
+/**
+ * The dashboard (src/dashboard/, the library's JobQueueDashboardModule behind AdminTokenGuard):
+ * with the token, pages answer and actions want the page's CSRF token as well.
+ */
+const DASHBOARD: Route[] = [
+  { method: 'get', path: '/queue', ok: 200 },
+  { method: 'get', path: '/queue/assets/dashboard.css', ok: 200 },
+  { method: 'get', path: '/queue/assets/dashboard.js', ok: 200 },
+  { method: 'get', path: '/queue/jobs', ok: 200 },
+  { method: 'get', path: '/queue/jobs/:id', ok: 200 },
+  { method: 'get', path: '/queue/jobs/:id/stream', ok: 200 },
+  { method: 'post', path: '/queue/jobs/:id/cancel', ok: 201 },
+  { method: 'post', path: '/queue/jobs/:id/retry', ok: 201 },
+  { method: 'post', path: '/queue/schedules/:name/run', ok: 201 },
+  { method: 'post', path: '/queue/types/:type/pause', ok: 201 },
+  { method: 'post', path: '/queue/types/:type/resume', ok: 201 },
+];
+
+/** The dashboard's sign-in form: open, as a login form is (the token is what it checks). */
+const SIGN_IN: Route[] = [
+  { method: 'get', path: '/sign-in', ok: 200 },
+  { method: 'post', path: '/sign-in', ok: 201 },
+  { method: 'post', path: '/sign-out', ok: 201 },
+];
+
 /** The readiness probe: open, as a load balancer calls it. */
 const PROBES: Route[] = [{ method: 'get', path: '/health', ok: 200 }];
 
@@ -72,7 +97,8 @@ function appRoutes(example: ExampleApp): string[] {
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (method === undefined) continue;
         const path = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '/');
-        const full = `/${[base, path].map((part) => part.replace(/^\/|\/$/g, '')).join('/')}`;
+        const parts = [base, path].map((part) => part.replace(/^\/|\/$/g, '')).filter(Boolean);
+        const full = `/${parts.join('/')}`;
         routes.push(`${RequestMethod[method]} ${full.replace(/\/+$/, '') || '/'}`);
       }
     }
@@ -97,7 +123,12 @@ describe('example app: the admin token', () => {
       .rows[0] as unknown;
 
   const call = (agent: ReturnType<ExampleApp['http']>, route: Route) =>
-    agent[route.method](route.path.replace(':id', jobId).replace(':type', 'image.process'));
+    agent[route.method](
+      route.path
+        .replace(':id', jobId)
+        .replace(':type', 'image.process')
+        .replace(':name', 'report.daily'),
+    );
 
   beforeAll(async () => {
     example = await startExampleApp({ IMAGE_WORK_MS: 1, REPORT_STAGE_MS: 1 });
@@ -117,7 +148,9 @@ describe('example app: the admin token', () => {
 
   it('knows every route of the app: each is a management route or an open one', () => {
     expect(appRoutes(example)).toEqual(
-      [...MANAGEMENT, ...OPEN, ...PROBES].map((route) => name(route)).sort(),
+      [...MANAGEMENT, ...DASHBOARD, ...SIGN_IN, ...OPEN, ...PROBES]
+        .map((route) => name(route))
+        .sort(),
     );
   });
 
@@ -199,6 +232,52 @@ describe('example app: the admin token', () => {
       .expect(200);
   });
 
+  it.each(DASHBOARD.map((route) => [name(route), route] as const))(
+    '%s without the token or a session: 401, and with a forged session',
+    async (_name, route) => {
+      expect((await call(example.anonymous(), route)).status).toBe(401);
+      const forged = `example_admin_session=v1.${Date.now() + 60_000}.${'A'.repeat(43)}`;
+      expect((await call(example.anonymous().set('cookie', forged), route)).status).toBe(401);
+    },
+  );
+
+  it.each(DASHBOARD.map((route) => [name(route), route] as const))(
+    '%s with the token: a page, or for an action a 403 without the CSRF token, changing nothing',
+    async (_name, route) => {
+      const before = await row();
+      const response = await call(example.http(), route);
+      expect(response.status).toBe(route.method === 'get' ? route.ok : 403);
+      expect(await row()).toEqual(before);
+    },
+  );
+
+  it('POST /sign-in with the token gives a session the dashboard accepts', async () => {
+    const wrong = await example.anonymous().post('/sign-in').type('form').send({ token: 'x' });
+    expect({ status: wrong.status, cookie: wrong.headers['set-cookie'] }).toEqual({
+      status: 401,
+      cookie: undefined,
+    });
+    const right = await example
+      .anonymous()
+      .post('/sign-in')
+      .type('form')
+      .send({ token: example.adminToken });
+    expect(right.status).toBe(303);
+    expect(right.headers.location).toBe('/queue');
+    const [cookie] = right.headers['set-cookie'] as unknown as string[];
+    expect(cookie).toMatch(/; Path=\/queue; Max-Age=28800; HttpOnly; SameSite=Strict$/);
+    const session = cookie.split(';')[0];
+    await example.anonymous().get('/queue').set('cookie', session).expect(200);
+    // From another site's page: refused before the token is read.
+    await example
+      .anonymous()
+      .post('/sign-in')
+      .set('origin', 'https://elsewhere.test')
+      .type('form')
+      .send({ token: example.adminToken })
+      .expect(401);
+  });
+
   it.each(OPEN.map((route) => [name(route), route] as const))(
     '%s needs no token',
     async (_name, route) => {
@@ -218,10 +297,13 @@ describe('example app: with no admin token configured', () => {
     await example?.close();
   });
 
-  it.each(MANAGEMENT.map((route) => [name(route), route] as const))(
+  it.each([...MANAGEMENT, ...DASHBOARD].map((route) => [name(route), route] as const))(
     '%s is refused, whatever the token',
     async (_name, route) => {
-      const path = route.path.replace(':id', '1').replace(':type', 'image.process');
+      const path = route.path
+        .replace(':id', '1')
+        .replace(':type', 'image.process')
+        .replace(':name', 'report.daily');
       for (const header of [undefined, 'Bearer ', 'Bearer undefined', 'Bearer null']) {
         const request = example.anonymous()[route.method](path);
         const response = await (header === undefined
