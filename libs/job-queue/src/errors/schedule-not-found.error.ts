@@ -8,7 +8,11 @@ import { JobQueueError } from './job-queue.error';
  * @publicApi
  */
 export class ScheduleNotFoundError extends JobQueueError {
-  constructor(readonly scheduleName: string) {
+  /** The name asked for. */
+  readonly scheduleName: string;
+
+  constructor(scheduleName: string) {
     super(SCHEDULE_NOT_FOUND(scheduleName));
+    this.scheduleName = scheduleName;
   }
 }
