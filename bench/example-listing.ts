@@ -4,14 +4,13 @@
  * filters, plus the plan PostgreSQL runs for exactly the statement TypeORM sent.
  *
  *   node -r ts-node/register/transpile-only -r tsconfig-paths/register bench/example-listing.ts \
- *     [--rows=1000000] [--requests=200] [--reuse] [--keep] [--indexes]
+ *     [--rows=1000000] [--requests=200] [--reuse] [--keep]
  *
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) names a server on which
  * this may CREATE DATABASE; the table is built in `jqlisting_<rows>` (INSERT … SELECT
  * generate_series, then VACUUM ANALYZE) and dropped after unless --keep; --reuse takes that
- * database as a previous --keep left it. --indexes adds, after the first round, indexes the
- * library does not have (status, id), (job_type, id), (job_type, status, id) and measures again:
- * what a filtered listing needs when a filter value is rare.
+ * database as a previous --keep left it. The route lists through `QueueService.listJobs`, so
+ * this measures the library's listing (and its `jobs_list_idx`) behind HTTP, Nest and the DTOs.
  *
  * The app is the example's JobsModule, guard and error filter on the library's source (the
  * tsconfig path), worker off, so nothing changes the rows while they are listed.
@@ -39,9 +38,8 @@ import {
 } from './lib/big-table';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { JOBS, qualified } = require('./lib/schema') as {
+const { JOBS } = require('./lib/schema') as {
   JOBS: string;
-  qualified: (name: string) => string;
 };
 
 const TOKEN = 'listing-bench-token';
@@ -52,18 +50,16 @@ interface Args {
   requests: number;
   reuse: boolean;
   keep: boolean;
-  indexes: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { rows: 1_000_000, requests: 200, reuse: false, keep: false, indexes: false };
+  const args: Args = { rows: 1_000_000, requests: 200, reuse: false, keep: false };
   for (const arg of argv) {
     const [name, value] = arg.split('=');
     if (name === '--rows') args.rows = Number(value);
     else if (name === '--requests') args.requests = Number(value);
     else if (arg === '--reuse') args.reuse = true;
     else if (arg === '--keep') args.keep = true;
-    else if (arg === '--indexes') args.indexes = true;
     else throw new Error(`unknown argument ${arg}`);
   }
   if (!Number.isInteger(args.rows) || args.rows < 1_000 || args.rows > 50_000_000) {
@@ -321,29 +317,6 @@ async function main(): Promise<void> {
     console.log(`measuring (${title("the library's indexes").trim()})`);
     const before = await measure(baseUrl, client, logger, args);
     console.log(`${title("the library's indexes")}\n${render(before)}`);
-    if (args.indexes) {
-      for (const sql of [
-        `CREATE INDEX IF NOT EXISTS jobs_list_status_idx ON ${JOBS} (status, id)`,
-        `CREATE INDEX IF NOT EXISTS jobs_list_type_idx ON ${JOBS} (job_type, id)`,
-        `CREATE INDEX IF NOT EXISTS jobs_list_type_status_idx ON ${JOBS} (job_type, status, id)`,
-      ]) {
-        await client.query(sql);
-      }
-      await client.query(`ANALYZE ${JOBS}`);
-      const label = 'plus (status, id), (job_type, id), (job_type, status, id)';
-      console.log(`measuring (${title(label).trim()})`);
-      const after = await measure(baseUrl, client, logger, args);
-      console.log(`${title(label)}\n${render(after)}`);
-      if (args.keep) {
-        for (const name of [
-          'jobs_list_status_idx',
-          'jobs_list_type_idx',
-          'jobs_list_type_status_idx',
-        ]) {
-          await client.query(`DROP INDEX IF EXISTS ${qualified(name)}`);
-        }
-      }
-    }
   } finally {
     await client.end().catch(() => undefined);
     await app.close();

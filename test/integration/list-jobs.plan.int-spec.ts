@@ -2,6 +2,7 @@ import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { listJobRows } from '../../libs/job-queue/src/sql/list-jobs.query';
 import { checkListJobsQuery } from '../../libs/job-queue/src/validation/list-jobs.checks';
 import { ListJobsQuery } from '../../libs/job-queue/src/interfaces/list-jobs.interface';
+import { JobStatus } from '../../libs/job-queue/src/entities/job-status.enum';
 import { blocksOf, explainAnalyze, JsonPlanNode, nodesOf, readThrough } from '../support/json-plan';
 import { PlanTestDatabase, usePlanTestDatabase } from '../support/plan-template';
 
@@ -84,7 +85,7 @@ describe('listJobs plans beside a million finished jobs', () => {
   it('by type and status: jobs_list_idx, a page and one more, then those rows', async () => {
     for (const [, page] of depths()) {
       // A common pair, one of a few rows, one of none: never a walk of the primary key.
-      for (const status of ['completed', 'pending', 'failed'] as const) {
+      for (const status of [JobStatus.Completed, JobStatus.Pending, JobStatus.Failed]) {
         const plan = await explainList(db, { ...page, type: 'email', status, limit: LIMIT });
         expectIndexReadsOnly(plan, ['jobs_list_idx', 'jobs_pkey']);
         const { rows, removed } = readThrough(plan, 'jobs_list_idx');
@@ -108,7 +109,7 @@ describe('listJobs plans beside a million finished jobs', () => {
 
   it('by status: a descent per type, a page and one more of each, then those rows', async () => {
     for (const [, page] of depths()) {
-      for (const status of ['completed', 'failed'] as const) {
+      for (const status of [JobStatus.Completed, JobStatus.Failed]) {
         const plan = await explainList(db, { ...page, status, limit: LIMIT });
         expectIndexReadsOnly(plan, ['jobs_list_idx', 'jobs_pkey']);
         // The skip scan's descents (a row per type, and the end) and each type's page.
