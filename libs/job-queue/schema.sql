@@ -168,7 +168,7 @@ CREATE INDEX jobs_finished_idx ON job_queue.jobs USING btree (job_type, status, 
 CREATE INDEX jobs_key_slots_idx ON job_queue.jobs USING btree (job_type, concurrency_key, status, id) WHERE ((concurrency_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'claimed'::text, 'running'::text, 'scheduled'::text])));
 CREATE INDEX jobs_key_waiting_idx ON job_queue.jobs USING btree (job_type, concurrency_key, priority DESC, created_at, id) WHERE (status = 'waiting'::text);
 CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (status = ANY (ARRAY['claimed'::text, 'running'::text]));
-CREATE INDEX jobs_list_idx ON job_queue.jobs USING btree (job_type, status, id);
+CREATE INDEX jobs_list_idx ON job_queue.jobs USING btree (job_type, status, id) WHERE (status <> ALL (ARRAY['claimed'::text, 'running'::text]));
 CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
 CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
 CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])) OR job_queue.job_unique_state_counts(unique_states, status)));

@@ -19,8 +19,7 @@ const FLOOD = 30_000;
 /** Pending jobs of a key at its limit, at the head of the queue: set aside by the claim. */
 const FULL_KEY_PENDING = 50;
 /** The indexes the limited claim reads `jobs` through. */
-const ALLOWED_INDEXES =
-  /^(jobs_claim_idx|jobs_key_slots_idx|jobs_lease_idx|jobs_list_idx|jobs_pkey)$/;
+const ALLOWED_INDEXES = /^(jobs_claim_idx|jobs_key_slots_idx|jobs_lease_idx|jobs_pkey)$/;
 /** A key whose backlog was set aside: at its limit, its jobs wait. */
 const BUSY_BACKLOG = 100_000;
 
@@ -112,8 +111,7 @@ describe('claim_job_batch with concurrency limits: plan with a million finished 
     const scans = scansOf(root);
     expect(scans.filter((node) => /Seq Scan|Bitmap/.test(node['Node Type']))).toEqual([]);
     // Each type's head, each key's slots, the type's running jobs (jobs_lease_idx holds only
-    // claimed and running ones; jobs_list_idx has them under their type and status), and rows
-    // by id.
+    // claimed and running ones), and rows by id.
     const indexes = new Set(scans.map((node) => node['Index Name'] ?? node['Node Type']));
     indexes.delete('ModifyTable');
     expect(indexes).toContain('jobs_claim_idx');

@@ -58,6 +58,8 @@ describe('listJobs plans beside a million finished jobs', () => {
   const db = usePlanTestDatabase('finished');
   /** The shape's types: 'email', 'report', 'other'. */
   const TYPES = 3;
+  /** Jobs in flight added to the shape (a quarter claimed, the rest running), of 'report'. */
+  const IN_FLIGHT = 400;
   let middle: string;
 
   beforeAll(async () => {
@@ -65,7 +67,14 @@ describe('listJobs plans beside a million finished jobs', () => {
       `SELECT (max(id) / 2)::text AS id FROM job_queue.jobs`,
     );
     middle = rows[0].id;
-  });
+    // Jobs in flight, as a busy worker holds them: not in jobs_list_idx, all in jobs_lease_idx.
+    await db.client.query(
+      `INSERT INTO job_queue.jobs (job_type, status, attempts, worker_id, claimed_at, heartbeat_at)
+       SELECT 'report', CASE g % 4 WHEN 0 THEN 'claimed' ELSE 'running' END, 1, 'busy', now(), now()
+       FROM generate_series(1, ${IN_FLIGHT}) AS g`,
+    );
+    await db.client.query(`VACUUM ANALYZE job_queue.jobs`);
+  }, 120_000);
 
   const depths = () =>
     [
@@ -97,11 +106,12 @@ describe('listJobs plans beside a million finished jobs', () => {
     }
   });
 
-  it('by type: a page and one more of each status in jobs_list_idx, then those rows', async () => {
+  it('by type: a page and one more of each status in jobs_list_idx, and those in flight', async () => {
     for (const [, page] of depths()) {
       const plan = await explainList(db, { ...page, type: 'report', limit: LIMIT });
-      expectIndexReadsOnly(plan, ['jobs_list_idx', 'jobs_pkey']);
+      expectIndexReadsOnly(plan, ['jobs_list_idx', 'jobs_lease_idx', 'jobs_pkey']);
       expect(readThrough(plan, 'jobs_list_idx').rows).toBeLessThanOrEqual(8 * PER_HEAD);
+      expect(readThrough(plan, 'jobs_lease_idx').rows).toBe(page.cursor ? 0 : IN_FLIGHT);
       expect(readThrough(plan, 'jobs_pkey').rows).toBe(PER_HEAD);
       expect(blocksOf(plan)).toBeLessThan(300);
     }
@@ -118,6 +128,26 @@ describe('listJobs plans beside a million finished jobs', () => {
         expect(removed).toBe(0);
         expect(readThrough(plan, 'jobs_pkey').rows).toBeLessThanOrEqual(PER_HEAD);
         expect(blocksOf(plan)).toBeLessThan(300);
+      }
+    }
+  });
+
+  it('in flight (claimed, running), with or without a type: every one from jobs_lease_idx', async () => {
+    for (const [, page] of depths()) {
+      for (const [status, count] of [
+        [JobStatus.Running, (IN_FLIGHT * 3) / 4],
+        [JobStatus.Claimed, IN_FLIGHT / 4],
+      ] as const) {
+        for (const type of [undefined, 'report', 'email']) {
+          const plan = await explainList(db, { ...page, status, type, limit: LIMIT });
+          expectIndexReadsOnly(plan, ['jobs_lease_idx', 'jobs_pkey']);
+          // Below the middle id none is in flight: they were inserted last.
+          const below = page.cursor === undefined ? count : 0;
+          expect(readThrough(plan, 'jobs_lease_idx').rows).toBe(type === 'email' ? 0 : below);
+          expect(readThrough(plan, 'jobs_pkey').rows).toBeLessThanOrEqual(PER_HEAD);
+          // A block read per job in flight at most, and the page's: not the table's thousands.
+          expect(blocksOf(plan)).toBeLessThan(IN_FLIGHT + 2 * PER_HEAD);
+        }
       }
     }
   });

@@ -73,7 +73,7 @@ const SHIPPED: Record<string, string> = {
   'AddJobMeta1795939200015 down':
     '90f3bb6de2dfdf36b6aa4498957f64e1c8496c3ea846290697aeced639d7d7f5',
   'AddJobListIndexes1795939200016 up':
-    'ac97df8f99dc98efb1fd91ba139c98c0488c443a17d6f85bfd04b5747d4808b1',
+    '03bff9bd102ff465f53375d33a1c9da17bc1de01bd3f885cd3e4480b4905cf3f',
   'AddJobListIndexes1795939200016 down':
     '5f6a90bbea8f740a4f96d7d50ac21cc511870af3eb742b1c6ff959684049fde3',
 };

@@ -35,7 +35,7 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   "libs/job-queue/src/sql/functions/prune-jobs.v1.ts jobTypesSkipScanCte(schema, FINISHED_STATUS, ' AND (SELECT lock.got FROM lock)')":
     "the finished types' skip scan, gated on the prune lock (job-types-skip-scan.sql.ts): the checked schema and constants",
   'libs/job-queue/src/sql/job-types-skip-scan.sql.ts statusCondition':
-    'a status predicate on `j`, a constant of the calling file (FINISHED_STATUS, PENDING_STATUS, EVERY_ROW)',
+    'a status predicate on `j`, a constant of the calling file (FINISHED_STATUS, PENDING_STATUS, LISTED_J)',
   'libs/job-queue/src/sql/job-types-skip-scan.sql.ts firstOnly':
     "a condition of the first descent only, a constant of the calling file ('' or the prune lock's)",
   'libs/job-queue/src/terminus/health.queries.ts jobTypesSkipScanCte(schema, PENDING_STATUS)':
@@ -44,8 +44,14 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/dashboard/throughput.query.ts jobTypesSkipScanCte(schema, FINISHED_STATUS)':
     "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
-  'libs/job-queue/src/sql/list-jobs.query.ts jobTypesSkipScanCte(schema, EVERY_ROW)':
-    "every type's skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/sql/list-jobs.query.ts jobTypesSkipScanCte(schema, LISTED_J)':
+    "the listed types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/sql/list-jobs.query.ts LISTED_I':
+    "jobs_list_idx's status predicate: a constant of the same file",
+  'libs/job-queue/src/sql/list-jobs.query.ts IN_FLIGHT_ROW':
+    "jobs_lease_idx's status predicate: a constant of the same file",
+  'libs/job-queue/src/sql/list-jobs.query.ts inFlightCte(schema)':
+    'the CTE of the jobs in flight: the checked schema and constants',
   'libs/job-queue/src/sql/list-jobs.query.ts listedColumns()':
     "the jobs columns but data and meta, read from the Job entity's metadata: constants",
   'libs/job-queue/src/sql/list-jobs.query.ts UNFINISHED':

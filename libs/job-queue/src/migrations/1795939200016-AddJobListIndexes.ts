@@ -5,11 +5,14 @@ import { MigrationClass, schemaMigration } from './schema-migration';
 async function up(queryRunner: QueryRunner, schema: QueueSchema): Promise<void> {
   // `listJobs` by type and status, newest first: a page is the next entries below the cursor, of
   // one (type, status), or of each status of a type, or of each type in a status, merged. One
-  // entry per row version of every job, so it costs every write that makes one. IF NOT EXISTS: on
-  // a big table, build it by hand first with CREATE INDEX CONCURRENTLY (same name and
+  // entry per row version, so it costs every write that makes one: not the claim's, whose
+  // `claimed` and `running` versions it leaves out (a worker's jobs in flight are few, and
+  // `jobs_lease_idx` lists them), so a job's run adds one entry, at its outcome. IF NOT EXISTS:
+  // on a big table, build it by hand first with CREATE INDEX CONCURRENTLY (same name and
   // definition), and this migration skips it.
   await queryRunner.query(`
     CREATE INDEX IF NOT EXISTS jobs_list_idx ON ${schema.jobs} (job_type, status, id)
+      WHERE status NOT IN ('claimed', 'running')
   `);
   // `listJobs({ uniqueKeyPrefix })`: unfinished jobs' keys in byte order (COLLATE "C"), so a
   // LIKE 'prefix%' in that collation is a range of it whatever the database's collation;
@@ -31,8 +34,9 @@ async function down(queryRunner: QueryRunner, schema: QueueSchema): Promise<void
 
 /**
  * The indexes of `QueueService.listJobs` (see sql/list-jobs.query.ts): `jobs_list_idx` over
- * `(job_type, status, id)` for its type and status filters, and `jobs_unique_key_prefix_idx` for
- * its unique-key prefix among unfinished jobs. Unfiltered pages read the primary key.
+ * `(job_type, status, id)` of jobs not in flight for its type and status filters, and
+ * `jobs_unique_key_prefix_idx` for its unique-key prefix among unfinished jobs. Unfiltered pages
+ * read the primary key; jobs in flight come from `jobs_lease_idx`.
  *
  * Additive: the previous release neither reads nor needs them.
  *

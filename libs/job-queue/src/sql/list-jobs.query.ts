@@ -21,8 +21,18 @@ function listedColumns(): string {
 
 /** The statuses a unique-key prefix matches in: `jobs_unique_key_prefix_idx`'s predicate. */
 const UNFINISHED = `j.status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')`;
-/** The skip scan's condition when it looks for every type: any row (`jobs_list_idx`). */
-const EVERY_ROW = 'true';
+/**
+ * Jobs in flight: not in `jobs_list_idx` (so that a claim adds no entry to it), few (a worker's
+ * slots and what it holds ahead), and all in `jobs_lease_idx`, whose predicate this is.
+ */
+const IN_FLIGHT: readonly string[] = [JobStatus.Claimed, JobStatus.Running];
+const IN_FLIGHT_ROW = `f.status IN ('claimed', 'running')`;
+/**
+ * `jobs_list_idx`'s predicate, on a page's rows `i` and on the skip scan's `j`: written out, so
+ * the planner may use the index.
+ */
+const LISTED_I = `i.status NOT IN ('claimed', 'running')`;
+const LISTED_J = `j.status NOT IN ('claimed', 'running')`;
 const ALL_STATUSES: readonly string[] = Object.values(JobStatus);
 /** PostgreSQL's bigint maximum: the first page's bound. */
 const MAX_BIGINT = '9223372036854775807';
@@ -37,35 +47,73 @@ const LIST_ALL = (schema: QueueSchema): string => `
   ORDER BY j.id DESC LIMIT $1::integer`;
 
 /**
- * $3 type, $4 its statuses (every one, or the one asked for): the newest ids of each (type,
- * status) in `jobs_list_idx`, merged and cut to the page, then those rows. The ids come from the
- * index alone (an index-only scan where the visibility map allows), so the planner has no reason
- * to walk the primary key instead and filter, which would read every row of a rare pair.
+ * `in_flight`: the ids of jobs in flight of the statuses in $3 (and the type $4 unless NULL)
+ * below the cursor, all of them, from `jobs_lease_idx`. MATERIALIZED, so the page's LIMIT is not
+ * pushed into it: with a limit, the planner may walk the primary key down from the cursor and
+ * filter, which reads every row below it when few jobs are in flight.
  */
-const LIST_BY_TYPE = (schema: QueueSchema): string => `
+const inFlightCte = (schema: QueueSchema): string => `in_flight AS MATERIALIZED (
+    SELECT f.id FROM ${schema.jobs} f
+    WHERE ${IN_FLIGHT_ROW} AND f.status = ANY ($3::text[])
+      AND ($4::text IS NULL OR f.job_type = $4::text) AND f.id <= $2::bigint
+  )`;
+
+/** $3 statuses in flight, $4 type or NULL: jobs in flight, newest first. */
+const LIST_IN_FLIGHT = (schema: QueueSchema): string => `
+  WITH ${inFlightCte(schema)}
   SELECT ${listedColumns()} FROM ${schema.jobs} j
-  WHERE j.id IN (
-    SELECT page.id FROM pg_catalog.unnest($4::text[]) AS s(status)
-    CROSS JOIN LATERAL (
-      SELECT i.id FROM ${schema.jobs} i
-      WHERE i.job_type = $3::text AND i.status = s.status AND i.id <= $2::bigint
-      ORDER BY i.id DESC LIMIT $1::integer
-    ) AS page
-    ORDER BY page.id DESC LIMIT $1::integer)
+  WHERE j.id IN (SELECT id FROM in_flight ORDER BY id DESC LIMIT $1::integer)
   ORDER BY j.id DESC`;
 
 /**
- * $3 status: every type found by skipping through `jobs_list_idx` (a descent per type), the
- * newest ids of each (type, status), merged and cut to the page, then those rows.
+ * The newest ids of each (type $4, status in $3) in `jobs_list_idx` (an index-only scan where
+ * the visibility map allows), a page and one more of each. Through unnest, so that the planner
+ * cannot expect a pair to be common and walk the primary key instead, filtering, which reads
+ * every row of a rare pair.
+ */
+const listedPagesOfType = (schema: QueueSchema): string => `
+      SELECT page.id FROM pg_catalog.unnest($3::text[]) AS s(status)
+      CROSS JOIN LATERAL (
+        SELECT i.id FROM ${schema.jobs} i
+        WHERE i.job_type = $4::text AND i.status = s.status AND ${LISTED_I}
+          AND i.id <= $2::bigint
+        ORDER BY i.id DESC LIMIT $1::integer
+      ) AS page`;
+
+/**
+ * $3 every status, $4 the type: each status' newest ids and the type's jobs in flight, merged
+ * and cut to the page, then those rows.
+ */
+const LIST_BY_TYPE = (schema: QueueSchema): string => `
+  WITH ${inFlightCte(schema)}
+  SELECT ${listedColumns()} FROM ${schema.jobs} j
+  WHERE j.id IN (
+    SELECT u.id FROM (${listedPagesOfType(schema)}
+      UNION ALL
+      SELECT id FROM in_flight
+    ) AS u
+    ORDER BY u.id DESC LIMIT $1::integer)
+  ORDER BY j.id DESC`;
+
+/** $3 one status not in flight, $4 the type: the pair's newest ids, then those rows. */
+const LIST_BY_TYPE_AND_STATUS = (schema: QueueSchema): string => `
+  SELECT ${listedColumns()} FROM ${schema.jobs} j
+  WHERE j.id IN (${listedPagesOfType(schema)})
+  ORDER BY j.id DESC`;
+
+/**
+ * $3 a status not in flight: every type found by skipping through `jobs_list_idx` (a descent
+ * per type), the newest ids of each (type, status), merged and cut to the page, then those rows.
  */
 const LIST_BY_STATUS = (schema: QueueSchema): string => `
-  WITH RECURSIVE ${jobTypesSkipScanCte(schema, EVERY_ROW)}
+  WITH RECURSIVE ${jobTypesSkipScanCte(schema, LISTED_J)}
   SELECT ${listedColumns()} FROM ${schema.jobs} j
   WHERE j.id IN (
     SELECT page.id FROM types
     CROSS JOIN LATERAL (
       SELECT i.id FROM ${schema.jobs} i
-      WHERE i.job_type = types.job_type AND i.status = $3::text AND i.id <= $2::bigint
+      WHERE i.job_type = types.job_type AND i.status = $3::text AND ${LISTED_I}
+        AND i.id <= $2::bigint
       ORDER BY i.id DESC LIMIT $1::integer
     ) AS page
     WHERE types.job_type IS NOT NULL
@@ -109,7 +157,9 @@ function statementOf(query: CheckedListJobsQuery): [StatementBuilder, unknown[]]
   const pattern = uniqueKeyPrefix === null ? null : prefixPattern(uniqueKeyPrefix);
   if (id !== null) return [LIST_BY_ID, [id, type, status, pattern]];
   if (pattern !== null) return [LIST_BY_KEY_PREFIX, [pattern, type, status]];
-  if (type !== null) return [LIST_BY_TYPE, [type, status === null ? ALL_STATUSES : [status]]];
+  if (status !== null && IN_FLIGHT.includes(status)) return [LIST_IN_FLIGHT, [[status], type]];
+  if (type !== null && status !== null) return [LIST_BY_TYPE_AND_STATUS, [[status], type]];
+  if (type !== null) return [LIST_BY_TYPE, [ALL_STATUSES, type]];
   if (status !== null) return [LIST_BY_STATUS, [status]];
   return [LIST_ALL, []];
 }
