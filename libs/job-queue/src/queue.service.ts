@@ -69,6 +69,9 @@ import { checkListJobsQuery } from './validation/list-jobs.checks';
 import { encodeJobListCursor } from './validation/job-list-cursor';
 import { listJobRows } from './sql/list-jobs.query';
 import { runSchedule } from './cron/sql/run-schedule.query';
+import { RedriveOptions } from './interfaces/redrive-options.interface';
+import { checkRedriveOptions } from './validation/redrive-options.checks';
+import { redriveInBatches } from './queue/redrive-in-batches';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
@@ -306,6 +309,18 @@ export class QueueService {
     }
     if (!row) throw await this.whyNot(jobId, 'retried');
     return toJob(row);
+  }
+
+  /**
+   * Puts failed jobs back to `pending`, to run now with a fresh set of attempts, as `retry` does
+   * for one, and returns how many it moved: every failed job, or those of `type`, that failed
+   * at or after `since`, among `ids`. Batched (at most 1,000 jobs per statement, each its own
+   * transaction, in id order). A job whose unique key another job holds stays failed (as
+   * `retry` refuses it), as do all but the first of failed jobs that share a key. Throws
+   * `InvalidJobInputError` naming the field for a bad option.
+   */
+  async redrive(opts: RedriveOptions = {}): Promise<number> {
+    return redriveInBatches(this.db(), this.options.schema, checkRedriveOptions(opts));
   }
 
   /**

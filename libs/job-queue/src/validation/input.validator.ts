@@ -3,7 +3,7 @@ import { INVALID_INPUT, UNKNOWN_INPUT_OPTION } from '../job-queue.messages';
 import { createValidator, Validator } from './validator';
 
 /** What a call's options are called in its unknown-key error (`Unknown prune option "x"`). */
-export type InputKind = 'job' | 'prune' | 'schedule' | 'listJobs';
+export type InputKind = 'job' | 'prune' | 'schedule' | 'listJobs' | 'redrive';
 
 /** Checks of `QueueService` arguments: each refusal is an `InvalidJobInputError`. */
 export function inputValidator(kind: InputKind): Validator {
