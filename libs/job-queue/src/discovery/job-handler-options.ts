@@ -42,6 +42,10 @@ export function resolveHandlerOptions(
     schedule: resolveHandlerSchedule(where, options),
     retention: resolveRetention(`${where}: retention`, options.retention, moduleOptions.retention),
     limits: resolveConcurrencyLimits(where, options),
+    transaction:
+      options.transaction === undefined
+        ? false
+        : check.boolean(`${where}: transaction`, options.transaction),
   };
 }
 

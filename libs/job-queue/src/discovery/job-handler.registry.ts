@@ -22,6 +22,8 @@ export interface ResolvedHandlerOptions {
   retention: ResolvedRetention;
   /** `concurrencyPerKey`, `globalConcurrency`, `ordered`, `rateLimit`: stored in `job_types` at start. */
   limits: ResolvedConcurrencyLimits;
+  /** Each attempt runs in a transaction that also writes its completion. */
+  transaction: boolean;
 }
 
 export interface RegisteredJobHandler {
@@ -67,6 +69,15 @@ export class JobHandlerRegistry {
   /** Whether this node's handler gives the type a `rateLimit`. */
   rateLimited(jobType: string): boolean {
     return Boolean(this.handlers.get(jobType)?.options.limits.rateLimit);
+  }
+
+  /** How many slots transactional handlers can take at once (each holds a connection). */
+  transactionalSlots(concurrency: number): number {
+    let slots = 0;
+    for (const handler of this.all()) {
+      if (handler.options.transaction) slots += handler.options.concurrency ?? concurrency;
+    }
+    return Math.min(slots, concurrency);
   }
 
   all(): RegisteredJobHandler[] {

@@ -1,4 +1,5 @@
 import { LoggerService } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import type { SnoozeJob } from '../errors/snooze-job';
 
@@ -55,6 +56,23 @@ export interface JobContext<T = unknown> {
    * (`message` or `data`), which never quotes either.
    */
   log(message: string, data?: unknown): void;
+  /**
+   * The run's transaction, with `@JobHandler(type, { transaction: true })` (and inside
+   * `ctx.transaction(fn)`, the same as `fn`'s manager): what the handler writes through it
+   * commits together with the job's completion, or not at all (a throw, a timeout, a cancel, a
+   * retry or a rescue of the job meanwhile roll it back). Reading it anywhere else throws.
+   */
+  readonly manager: EntityManager;
+  /**
+   * Runs `fn` in a transaction that also completes the job, with `fn`'s value as its result:
+   * when this resolves, `fn`'s writes and the job's completion have committed together; if `fn`
+   * throws, or the run no longer holds its job when it commits (cancelled, retried, taken back:
+   * then this rejects with `JobCancelledError`), nothing of it lands. After it resolved the job
+   * is done: what the handler returns or throws later, and its later progress and log lines,
+   * change nothing. In a handler with `transaction: true` it runs `fn` in the run's own
+   * transaction instead, and the job completes when the handler returns.
+   */
+  transaction<R>(fn: (manager: EntityManager) => Promise<R>): Promise<R>;
 }
 
 /** The shape of a handler method. @publicApi */

@@ -70,4 +70,12 @@ export interface JobHandlerOptions {
    * type alike, a node without this handler included.
    */
   retention?: false | RetentionOptions;
+  /**
+   * Runs each attempt in a transaction of its own (`ctx.manager`) that also writes the job's
+   * completion: the handler's writes through `ctx.manager` and the completion commit together, or
+   * not at all. A throw, a timeout, a snooze, a cancel or shutdown roll it back, and the attempt is
+   * recorded as without it; so does a run that no longer holds its job when it commits. Holds one
+   * pooled connection for the whole run. Default: `false`.
+   */
+  transaction?: boolean;
 }

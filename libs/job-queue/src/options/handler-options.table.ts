@@ -24,4 +24,5 @@ export const HANDLER_OPTIONS = {
   timezone: { defaultText: "`'UTC'`" },
   catchUp: { defaultText: "`'once'`" },
   retention: { defaultText: "the module's `retention`" },
+  transaction: { defaultText: '`false`' },
 } as const satisfies { [K in keyof JobHandlerOptions]-?: HandlerOptionSpec };

@@ -212,7 +212,9 @@ export class JobQueueTester {
   /**
    * Runs the handler of `type` once with `data` (checked and through JSON, as `enqueue` stores
    * it), outside the queue: no row, no claim, no retry. Returns its result (as a run's is stored)
-   * with the progress and log lines it reported; throws what it throws.
+   * with the progress and log lines it reported; throws what it throws. A `transaction: true`
+   * handler runs in a transaction of the data source's that commits when it returns (there is
+   * no outcome to write with it); `ctx.transaction(fn)` commits when `fn` resolves.
    */
   async perform<R = unknown>(type: string, data: unknown): Promise<PerformResult<R>> {
     const handler = this.registry.get(type);
@@ -236,8 +238,13 @@ export class JobQueueTester {
       runAt: now,
       meta: null,
     });
-    const ctx = new RecordingJobContext(job);
-    const returned = await handler.run(job, ctx);
+    const ctx = new RecordingJobContext(job, this.dataSource);
+    const returned = handler.options.transaction
+      ? await this.dataSource.transaction(async (manager) => {
+          ctx.runManager = manager;
+          return handler.run(job, ctx);
+        })
+      : await handler.run(job, ctx);
     // As a run's result is stored: null for none, refused past maxResultBytes.
     const resultJson =
       returned == null

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import { SnoozeJob } from '../errors/snooze-job';
 import { JobContext } from '../interfaces/job-context.interface';
@@ -17,9 +18,26 @@ export class RecordingJobContext<T> implements JobContext<T> {
   readonly logger: Logger;
   private readonly controller = new AbortController();
 
-  constructor(readonly job: Job<T>) {
+  /** The transaction a `transaction: true` handler runs in (`perform` opens it). */
+  runManager: EntityManager | undefined;
+
+  constructor(
+    readonly job: Job<T>,
+    private readonly dataSource: DataSource,
+  ) {
     this.logger = new Logger(`JobQueue:${job.jobType}#${job.id}`);
   }
+
+  get manager(): EntityManager {
+    if (this.runManager) return this.runManager;
+    throw new Error(
+      'ctx.manager is set only in a handler declared with @JobHandler(type, { transaction: true })',
+    );
+  }
+
+  /** A transaction of the data source's, committed when `fn` resolves (a `perform` has no row). */
+  transaction = <R>(fn: (manager: EntityManager) => Promise<R>): Promise<R> =>
+    this.runManager ? fn(this.runManager) : this.dataSource.transaction(fn);
 
   get signal(): AbortSignal {
     return this.controller.signal;

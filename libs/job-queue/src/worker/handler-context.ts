@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import { JobContext } from '../interfaces/job-context.interface';
 import { Queryable } from '../sql/queryable';
@@ -9,6 +10,23 @@ import { SupersededWrites } from './superseded-writes';
 import { JobEventStream } from '../events/job-event-stream';
 import { RunLog } from './run-log';
 import { checkLogData, checkLogMessage } from '../validation/log-line.checks';
+import { RunTransaction } from './run-transaction';
+
+/** What `ctx.manager` says when the run has no transaction. */
+const NO_MANAGER =
+  'ctx.manager is set only in a handler declared with @JobHandler(type, { transaction: true }) ' +
+  'and inside ctx.transaction(fn); use ctx.transaction(async (manager) => ...) here';
+
+/** How a run's context reaches transactions (see `JobExecutor`). */
+export interface RunTransactions {
+  /**
+   * The run's own transaction (`transaction: true`), open before the handler starts; or a
+   * test's transaction (`JobQueueTester.drain({ manager })`) that every write joins.
+   */
+  readonly run: RunTransaction | EntityManager | undefined;
+  /** `ctx.transaction(fn)` without one: opens a transaction, runs `fn`, completes the job in it. */
+  complete<R>(ctx: HandlerContext, fn: (manager: EntityManager) => Promise<R>): Promise<R>;
+}
 
 /**
  * The `ctx` a handler receives, for one run of its job. Its logger, progress reporter and abort
@@ -28,7 +46,30 @@ export class HandlerContext implements JobContext {
     private readonly events: JobEventStream,
     private readonly notifyOrigin: string | undefined,
     private readonly maxLogRowsPerJob: number,
+    private readonly transactions: RunTransactions,
   ) {}
+
+  /** The transaction of a `ctx.transaction(fn)` under way: `ctx.manager` meanwhile. */
+  current: RunTransaction | undefined;
+  /** Set once a `ctx.transaction(fn)` committed the job's completion: the run is over. */
+  completedInTransaction = false;
+
+  get manager(): EntityManager {
+    const { run } = this.transactions;
+    if (run) return run instanceof RunTransaction ? run.manager : run;
+    if (this.current) return this.current.manager;
+    throw new Error(NO_MANAGER);
+  }
+
+  /** An arrow, like `progress`. */
+  transaction = <R>(fn: (manager: EntityManager) => Promise<R>): Promise<R> => {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new TypeError('ctx.transaction(fn): fn must be a function'));
+    }
+    const { run } = this.transactions;
+    if (run) return fn(run instanceof RunTransaction ? run.manager : run);
+    return this.transactions.complete(this, fn);
+  };
 
   get job(): Job {
     return this.entry.job;

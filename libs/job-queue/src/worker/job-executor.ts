@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { Job } from '../entities/job.entity';
@@ -15,12 +15,16 @@ import {
   SnoozeJob,
   WorkerShutdownError,
 } from '../errors';
-import { SNOOZED } from '../sql/finish-jobs.query';
+import { finishJobs, SNOOZED } from '../sql/finish-jobs.query';
 import { serialiseData } from '../validation/json-data';
-import { JobCompleter, QueuedOutcome } from './job-completer';
-import { HandlerContext } from './handler-context';
+import { JobCompleter, outcomeEvent, QueuedOutcome } from './job-completer';
+import { HandlerContext, RunTransactions } from './handler-context';
+import { RunTransaction } from './run-transaction';
+import { databaseErrorText, typedDatabaseError } from '../errors/database-error.util';
+import { ClaimWakeup } from '../periodic/claim-wakeup';
+import { QueueClock } from '../periodic/queue-clock';
+import { UnwrittenProgress } from './job-progress.reporter';
 import { RunLog } from './run-log';
-import { Queryable } from '../sql/queryable';
 import { RunningJob } from './running-job';
 import { RunningJobs } from './running-jobs';
 import { RunTimes } from './run-times';
@@ -65,6 +69,17 @@ function runEndOf(outcome: QueuedOutcome): JobRunEnd {
   }
 }
 
+/** A handler's result as stored: JSON jsonb holds as given, at most `maxResultBytes`. */
+function resultJsonOf(value: unknown, maxResultBytes: number): string {
+  return value == null ? 'null' : serialiseData('result', value, maxResultBytes, 'maxResultBytes');
+}
+
+const TRANSACTION_AFTER_COMPLETION =
+  'ctx.transaction: an earlier ctx.transaction of this run completed the job; ' +
+  'nothing more can be written for it';
+const TRANSACTIONS_OVERLAP =
+  'ctx.transaction: one at a time per run; a second call began before the first settled';
+
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
@@ -84,7 +99,7 @@ function resultRefused(error: unknown): string {
 
 /** Where a run writes instead of the pool and the completer (see `JobExecutor.start`). */
 export interface RunThrough {
-  db: Queryable;
+  db: EntityManager;
   outcome: (outcome: QueuedOutcome) => void;
 }
 
@@ -110,6 +125,8 @@ export class JobExecutor {
     private readonly events: JobEventStream,
     private readonly runTimes: RunTimes,
     private readonly instruments: JobQueueInstruments,
+    private readonly wakeup: ClaimWakeup,
+    private readonly clock: QueueClock,
   ) {}
 
   /**
@@ -127,7 +144,7 @@ export class JobExecutor {
   private async run(entry: RunningJob, through: RunThrough | undefined): Promise<void> {
     const startedAt = performance.now();
     try {
-      const outcome = await this.execute(entry, through?.db ?? this.dataSource);
+      const outcome = await this.execute(entry, through);
       if (outcome && through) through.outcome(outcome);
       else if (outcome) this.completer.push(outcome);
     } finally {
@@ -138,7 +155,10 @@ export class JobExecutor {
   }
 
   /** The outcome to write, or `undefined` when there is none (shutdown, cancellation). */
-  private async execute(entry: RunningJob, db: Queryable): Promise<QueuedOutcome | undefined> {
+  private async execute(
+    entry: RunningJob,
+    through: RunThrough | undefined,
+  ): Promise<QueuedOutcome | undefined> {
     const { job } = entry;
     const scope = this.instruments.runStarted(job);
     const handler = this.registry.get(job.jobType);
@@ -148,25 +168,44 @@ export class JobExecutor {
       scope.ended({ end: runEndOf(failed), runMs: 0 });
       return this.withLog(failed, job, undefined);
     }
+    // The run's own transaction (`transaction: true`), opened below; a test's joins its manager.
+    let runTx: RunTransaction | undefined;
+    const transactional = handler.options.transaction;
+    const transactions: RunTransactions = {
+      get run() {
+        return runTx ?? (transactional ? through?.db : undefined);
+      },
+      complete: (context, fn) =>
+        through ? fn(through.db) : this.completeInTransaction(entry, handler, context, fn),
+    };
     const ctx = new HandlerContext(
       entry,
-      db,
+      through?.db ?? this.dataSource,
       this.options.schema,
       this.options.progressThrottleMs,
       this.running.superseded,
       this.events,
       this.options.events.remote ? this.options.workerId : undefined,
       this.options.events.maxLogRowsPerJob,
+      transactions,
     );
     const { timeoutMs } = handler.options;
     const timer =
       timeoutMs === undefined
         ? undefined
         : setTimeout(() => entry.abort(new JobTimeoutError(timeoutMs)), timeoutMs);
-    let settled: Settled;
+    let settled: Settled | undefined;
     const called = performance.now();
     try {
-      settled = await scope.wrap(() => this.runHandler(handler, entry, ctx));
+      if (transactional && !through) {
+        try {
+          runTx = await RunTransaction.open(this.dataSource);
+        } catch (error) {
+          const why = `Could not begin the run's transaction: ${databaseErrorText(error)}`;
+          settled = { ok: false, error: new Error(why) };
+        }
+      }
+      settled ??= await scope.wrap(() => this.runHandler(handler, entry, ctx));
     } finally {
       if (timer) clearTimeout(timer);
     }
@@ -174,9 +213,18 @@ export class JobExecutor {
     // Read the abort state as the handler settled: a shutdown that starts while the last
     // progress write is in flight must not throw a finished job's result away.
     const { aborted, abortReason: reason } = entry;
+    if (ctx.completedInTransaction) {
+      // `ctx.transaction` committed the job's completion: what the handler did after is moot.
+      scope.ended({ end: 'completed', runMs });
+      return;
+    }
+    // Not to be committed: a `ctx.transaction` the run was aborted in (its handler may still be
+    // in it), or the run's own unless it completes (below).
+    await ctx.current?.rollback(false);
     const closing = ctx.close();
     const unwritten = closing && (await closing);
     if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) {
+      await runTx?.rollback(false);
       scope.ended({
         end: reason instanceof JobCancelledError ? 'cancelled' : 'interrupted',
         runMs,
@@ -196,7 +244,28 @@ export class JobExecutor {
       thrown = reason instanceof JobTimeoutError ? reason : error;
       outcome = this.failure(job, handler, errorText(thrown), thrown instanceof PermanentJobError);
     }
-    scope.ended({ end: runEndOf(outcome), runMs, error: thrown });
+    const final = this.withRunState(outcome, ctx, unwritten);
+    if (runTx && final.status === JobStatus.Completed) {
+      const landed = await this.commitCompletion(runTx, final);
+      if (landed === 'superseded') {
+        scope.ended({ end: 'cancelled', runMs });
+        return;
+      }
+      scope.ended({ end: runEndOf(landed ?? final), runMs, error: thrown });
+      return landed;
+    }
+    await runTx?.rollback(!aborted);
+    scope.ended({ end: runEndOf(final), runMs, error: thrown });
+    return final;
+  }
+
+  /** The outcome with what the run leaves unwritten (progress, log rows) and its event's view. */
+  private withRunState(
+    outcome: QueuedOutcome,
+    ctx: HandlerContext,
+    unwritten: UnwrittenProgress | undefined,
+  ): QueuedOutcome {
+    const { job } = ctx;
     if (unwritten) {
       outcome.progress = unwritten.progress;
       outcome.stage = unwritten.stage ?? null;
@@ -209,6 +278,100 @@ export class JobExecutor {
     };
     if (unwritten) ctx.runLog?.progress(unwritten.progress, unwritten.stage);
     return this.withLog(outcome, job, ctx.runLog);
+  }
+
+  /**
+   * Writes a completion in the run's transaction, fenced like the completer's write, and
+   * commits. Resolves `undefined` once both committed; `'superseded'` when the run no longer
+   * held its job (the transaction is rolled back: nothing of the handler's lands); or, when the
+   * write or the commit failed, the attempt as failed, for the completer to write outside it.
+   */
+  private async commitCompletion(
+    tx: RunTransaction,
+    outcome: QueuedOutcome,
+  ): Promise<QueuedOutcome | 'superseded' | undefined> {
+    try {
+      const superseded = await finishJobs(
+        tx.manager,
+        this.options.schema,
+        this.options.workerId,
+        [outcome],
+        this.options.events.remote,
+        this.clock.now(),
+      );
+      if (superseded.length > 0) {
+        await tx.rollback(true);
+        this.running.superseded.record('outcome', outcome.id, outcome.runToken);
+        return 'superseded';
+      }
+      await tx.commit();
+    } catch (error) {
+      await tx.rollback(true);
+      return {
+        ...outcome,
+        ...outcome.ifRefused,
+        resultJson: null,
+        lastError:
+          `The run's transaction could not commit: ${databaseErrorText(error)}. ` +
+          "The handler's writes and its result were rolled back.",
+        logOutcome: true,
+      };
+    }
+    if (this.events.active) this.events.emit([outcomeEvent(outcome, outcome.subject)]);
+    if (this.registry.limitedAcrossNodes(outcome.subject.jobType)) this.wakeup.jobsClaimable();
+    return undefined;
+  }
+
+  /**
+   * `ctx.transaction(fn)` in a handler without `transaction: true`: `fn` in a transaction of its
+   * own that also completes the job with `fn`'s value, then commits. Once it has, the run is
+   * over: nothing renews its lease, and what the handler does next writes nothing.
+   */
+  private async completeInTransaction<R>(
+    entry: RunningJob,
+    handler: RegisteredJobHandler,
+    ctx: HandlerContext,
+    fn: (manager: EntityManager) => Promise<R>,
+  ): Promise<R> {
+    if (ctx.completedInTransaction) throw new Error(TRANSACTION_AFTER_COMPLETION);
+    if (ctx.current) throw new Error(TRANSACTIONS_OVERLAP);
+    if (entry.aborted) throw entry.abortReason;
+    let tx: RunTransaction;
+    try {
+      tx = await RunTransaction.open(this.dataSource);
+    } catch (error) {
+      throw typedDatabaseError(error);
+    }
+    ctx.current = tx;
+    try {
+      let value: R;
+      try {
+        value = await fn(tx.manager);
+        // Checked before anything is written: a result jsonb cannot hold rolls `fn` back.
+        resultJsonOf(value, this.options.maxResultBytes);
+      } catch (error) {
+        await tx.rollback(true);
+        throw error;
+      }
+      if (entry.aborted || tx.isClosed) {
+        await tx.rollback(true);
+        throw entry.abortReason ?? new JobCancelledError(entry.job.id);
+      }
+      const unwritten = await ctx.close();
+      const outcome = this.withRunState(this.success(entry.job, handler, value), ctx, unwritten);
+      const landed = await this.commitCompletion(tx, outcome);
+      if (landed === 'superseded') {
+        const cancelled = new JobCancelledError(entry.job.id);
+        entry.abort(cancelled);
+        throw cancelled;
+      }
+      if (landed) throw new Error(landed.lastError ?? 'The transaction could not commit');
+      ctx.completedInTransaction = true;
+      entry.finished = true;
+      return value;
+    } finally {
+      ctx.current = undefined;
+    }
   }
 
   /**
@@ -262,10 +425,7 @@ export class JobExecutor {
   private success(job: Job, handler: RegisteredJobHandler, value: unknown): QueuedOutcome {
     let resultJson: string;
     try {
-      resultJson =
-        value == null
-          ? 'null'
-          : serialiseData('result', value, this.options.maxResultBytes, 'maxResultBytes');
+      resultJson = resultJsonOf(value, this.options.maxResultBytes);
     } catch (error) {
       return this.failure(job, handler, resultRefused(error), false);
     }

@@ -111,7 +111,7 @@ export class JobHeartbeat {
     let aborted = 0;
     for (const entry of entries) {
       // A run that settled meanwhile may have finished its job: only those still going count.
-      if (held.has(entry.key) || !this.running.holds(entry)) continue;
+      if (held.has(entry.key) || entry.finished || !this.running.holds(entry)) continue;
       this.running.superseded.record('heartbeat', entry.job.id, entry.token);
       if (!entry.aborted) {
         entry.abort(new JobCancelledError(entry.job.id));

@@ -201,16 +201,25 @@ export class JobWorker {
   /**
    * Handlers that use the database take pooled connections, and so do the worker's claims and
    * outcome writes: with fewer than `concurrency + 1` connections, handlers and the worker wait
-   * for each other. (The heartbeat and LISTEN have connections of their own.)
+   * for each other. (The heartbeat and LISTEN have connections of their own.) A transactional
+   * handler (`transaction: true`, `ctx.transaction`) holds its connection for the whole run,
+   * which the rule already counts: one per slot, and one for the worker; the warning says how
+   * many slots may hold one, since the worker then waits for whole runs, not statements.
    */
   private warnIfPoolTooSmall(concurrency: number): void {
     const max = poolMax(this.dataSource);
     if (max >= concurrency + 1) return;
+    const held = this.registry.transactionalSlots(concurrency);
+    const holding =
+      held > 0
+        ? ` ${held} slot(s) run transactional handlers, each holding a connection for its ` +
+          `whole run, so the worker may wait for whole runs to end.`
+        : '';
     this.logger.warn(
       `The data source's pool has ${max} connection(s), fewer than worker.concurrency ` +
         `(${concurrency}) + 1: handlers that use the database can wait for a connection while ` +
-        `the worker's claims and outcome writes wait too. Set the data source's poolSize (or ` +
-        `extra.max) to at least ${concurrency + 1}, or lower worker.concurrency`,
+        `the worker's claims and outcome writes wait too.${holding} Set the data source's ` +
+        `poolSize (or extra.max) to at least ${concurrency + 1}, or lower worker.concurrency`,
     );
   }
 

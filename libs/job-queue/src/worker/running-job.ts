@@ -22,6 +22,12 @@ export class RunningJob {
   /** This run's `runKey`. */
   readonly key: string;
 
+  /**
+   * Set once `ctx.transaction` committed the job's completion while the handler goes on: the
+   * job is no longer held, so nothing renews its lease or aborts it for having lost it.
+   */
+  finished = false;
+
   constructor(readonly job: Job) {
     this.key = runKey(job.id, job.runToken);
   }

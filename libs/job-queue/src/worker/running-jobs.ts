@@ -33,9 +33,11 @@ export class RunningJobs {
     return this.perType.get(jobType) ?? 0;
   }
 
-  /** Every run held, as (job id, token). */
+  /** Every run that holds its job, as (job id, token): not those finished in a transaction. */
   runs(): RunRef[] {
-    return this.all().map((entry) => ({ id: entry.job.id, token: entry.token }));
+    return this.all()
+      .filter((entry) => !entry.finished)
+      .map((entry) => ({ id: entry.job.id, token: entry.token }));
   }
 
   /** The run of job `id` with fencing token `token`, if this worker holds it. */
