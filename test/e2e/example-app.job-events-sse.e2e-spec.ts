@@ -1,65 +1,14 @@
-import { request as httpRequest, IncomingMessage } from 'node:http';
 import { JobEventStream } from '../../src/jobs/job-event.stream';
 import { REPORT_STAGES } from '../../src/reports/reports.constants';
 import { ExampleApp, startExampleApp } from '../support/example-app';
+import { SseClient } from '../support/sse-client';
 import { waitFor } from '../support/wait-for';
 
-interface SseMessage {
-  event: string;
-  data: Record<string, unknown>;
-}
+type Stream = SseClient<Record<string, unknown>>;
 
-/** A real HTTP client on `GET path`: its messages as they come, and whether the server ended it. */
-class SseClient {
-  readonly messages: SseMessage[] = [];
-  ended = false;
-  status: number | undefined;
-  private buffer = '';
-  private response: IncomingMessage | undefined;
-  private readonly request;
-
-  constructor(url: string, token: string) {
-    this.request = httpRequest(url, { headers: { authorization: `Bearer ${token}` } }, (res) => {
-      this.response = res;
-      this.status = res.statusCode;
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => this.read(chunk));
-      res.on('end', () => (this.ended = true));
-    });
-    this.request.on('error', () => undefined); // a disconnect we made ourselves
-    this.request.end();
-  }
-
-  /** Messages are separated by a blank line; each has `event:` and `data:` lines. */
-  private read(chunk: string): void {
-    this.buffer += chunk;
-    let end: number;
-    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      const field = (name: string) =>
-        block
-          .split('\n')
-          .find((line) => line.startsWith(`${name}:`))
-          ?.slice(name.length + 1)
-          .trim();
-      const data = field('data');
-      if (data !== undefined) {
-        this.messages.push({ event: field('event') ?? 'message', data: JSON.parse(data) });
-      }
-    }
-  }
-
-  /** The client goes away mid-stream. */
-  disconnect(): void {
-    this.response?.destroy();
-    this.request.destroy();
-  }
-
-  get events(): string[] {
-    return this.messages.map((message) => message.event);
-  }
-}
+/** The example's stream of a job, as its operator reads it (with the admin token). */
+const follow = (url: string, token: string): Stream =>
+  new SseClient(url, { authorization: `Bearer ${token}` });
 
 /**
  * The example's `GET /jobs/:id/events`, read by a real HTTP client over a socket: the job's
@@ -82,7 +31,7 @@ describe('example app: a job followed over Server-Sent Events', () => {
 
   it('streams a report from its state through its stages to completed, then ends', async () => {
     const report = await example.http().post('/reports').send({ month: '2026-11' }).expect(201);
-    const client = new SseClient(`${base}/jobs/${report.body.id}/events`, example.adminToken);
+    const client = follow(`${base}/jobs/${report.body.id}/events`, example.adminToken);
     await waitFor(() => client.ended, { timeoutMs: 15_000, description: 'the stream to end' });
 
     expect(client.status).toBe(200);
@@ -126,7 +75,7 @@ describe('example app: a job followed over Server-Sent Events', () => {
         'completed',
       { description: 'the upload to complete' },
     );
-    const client = new SseClient(`${base}/jobs/${upload.body.id}/events`, example.adminToken);
+    const client = follow(`${base}/jobs/${upload.body.id}/events`, example.adminToken);
     await waitFor(() => client.ended, { description: 'the stream to end' });
     expect(client.messages).toEqual([
       { event: 'state', data: expect.objectContaining({ status: 'completed' }) },
@@ -138,7 +87,7 @@ describe('example app: a job followed over Server-Sent Events', () => {
     await example.http().post('/jobs/types/image.process/pause').expect(201);
     try {
       const upload = await example.http().post('/images').send({ name: 'wait.png' }).expect(201);
-      const client = new SseClient(`${base}/jobs/${upload.body.id}/events`, example.adminToken);
+      const client = follow(`${base}/jobs/${upload.body.id}/events`, example.adminToken);
       await waitFor(() => client.events.includes('state'), { description: 'the state message' });
       expect(stream.followers).toBe(1);
       client.disconnect();

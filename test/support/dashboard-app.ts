@@ -8,7 +8,6 @@ import {
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { request as httpRequest, IncomingMessage } from 'node:http';
 import { Client } from 'pg';
 import { JobContext, JobHandler, JobQueueModule, QueueService } from 'nest-pg-job-queue';
 import { JobQueueDashboardModule } from 'nest-pg-job-queue/dashboard';
@@ -156,59 +155,4 @@ export async function startDashboardApp(
       await db.drop();
     },
   };
-}
-
-/** One Server-Sent Event as a test reads it. */
-export interface SseMessage {
-  event: string;
-  data: unknown;
-}
-
-/** A real HTTP client of a stream: its messages as they come, and whether the server ended it. */
-export class SseClient {
-  readonly messages: SseMessage[] = [];
-  ended = false;
-  status: number | undefined;
-  headers: IncomingMessage['headers'] = {};
-  private buffer = '';
-  private readonly request;
-
-  constructor(url: string, headers: Record<string, string>) {
-    this.request = httpRequest(url, { headers }, (res) => {
-      this.status = res.statusCode;
-      this.headers = res.headers;
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => this.read(chunk));
-      res.on('end', () => (this.ended = true));
-    });
-    this.request.on('error', () => undefined); // a disconnect we made ourselves
-    this.request.end();
-  }
-
-  private read(chunk: string): void {
-    this.buffer += chunk;
-    let end: number;
-    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      const field = (name: string) =>
-        block
-          .split('\n')
-          .find((line) => line.startsWith(`${name}:`))
-          ?.slice(name.length + 1)
-          .trim();
-      const data = field('data');
-      if (data !== undefined) {
-        this.messages.push({ event: field('event') ?? 'message', data: JSON.parse(data) });
-      }
-    }
-  }
-
-  of(event: string): SseMessage[] {
-    return this.messages.filter((message) => message.event === event);
-  }
-
-  disconnect(): void {
-    this.request.destroy();
-  }
 }

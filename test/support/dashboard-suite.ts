@@ -5,9 +5,9 @@ import {
   ADMIN_VALUE,
   DashboardApp,
   Platform,
-  SseClient,
   startDashboardApp,
 } from './dashboard-app';
+import { SseClient } from './sse-client';
 import { waitFor } from './wait-for';
 
 const SCRIPT = '<script>alert(1)</script>';
