@@ -150,7 +150,7 @@ const ENTRY_POINT_PEERS: Record<string, string> = {
 
 /**
  * With the peers installed (`COMPAT_PEERS=installed`), compat/observed.ts runs a job with the
- * three entry points; without (`none`), importing each entry point fails with one error naming
+ * three entry points and compat/dashboard.ts serves the dashboard over HTTP; without (`none`), importing each entry point fails with one error naming
  * the package to install, and the rest of this run has shown the main entry point unaffected.
  */
 async function checkEntryPoints(database: string): Promise<void> {
@@ -163,6 +163,11 @@ async function checkEntryPoints(database: string): Promise<void> {
       runObserved(url: string, app: string): Promise<void>;
     };
     await runObserved(url.toString(), app);
+    const dashboard = './dashboard.js';
+    const { runDashboard } = (await import(dashboard)) as {
+      runDashboard(url: string, app: string): Promise<void>;
+    };
+    await runDashboard(url.toString(), app);
     return;
   }
   for (const [entryPoint, peer] of Object.entries(ENTRY_POINT_PEERS)) {
