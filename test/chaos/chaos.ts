@@ -8,6 +8,11 @@
  *   npm run test:chaos              20,000 jobs, a kill every 2 s until drained, 1 DB restart
  *   npm run test:chaos -- --short   2,000 jobs, 2 kills, 1 DB restart (for CI)
  *   npm run test:chaos -- --no-faults   8 workers, 50,000 jobs, no kill, no restart: 0 duplicates
+ *   npm run test:chaos -- --transactional   1,000 `chaos.tx` jobs (`transaction: true`), each
+ *       inserting one row into `chaos_effects` in its run's transaction; a kill every second, 1 DB
+ *       restart: every job completed once and exactly one row per job (`--short`: 300 jobs)
+ *   npm run test:chaos -- --transactional --plain-effects   the same with `chaos.plain`, whose
+ *       row is inserted outside the completion: reports the duplicate rows a crash leaves
  *
  * Uses its own embedded PostgreSQL (never the machine's). Exits non-zero on a failed check;
  * every child process is killed whatever happens.
@@ -22,21 +27,33 @@ import { OwnPostgres } from '../support/own-postgres';
 const short = process.argv.includes('--short');
 /** The baseline: with nothing killed, at-least-once must still mean exactly once. */
 const noFaults = process.argv.includes('--no-faults');
-const TOTAL_JOBS = short ? 2_000 : noFaults ? 50_000 : 20_000;
+/** Jobs with a database effect: one row each, in the run's transaction unless `--plain-effects`. */
+const transactional = process.argv.includes('--transactional');
+const plainEffects = transactional && process.argv.includes('--plain-effects');
+const TOTAL_JOBS = transactional
+  ? short
+    ? 300
+    : 1_000
+  : short
+    ? 2_000
+    : noFaults
+      ? 50_000
+      : 20_000;
 /**
  * Enqueue pace: faster than the workers drain (4 × 3 slots, ~13 ms a job), so a backlog builds
  * and every kill hits a worker with full slots; spread over ~4 s (short) or ~20 s.
  */
-const JOBS_PER_SECOND = short ? 500 : 1_000;
+const JOBS_PER_SECOND = transactional ? 100 : short ? 500 : 1_000;
 const CONCURRENCY = 3;
 const BATCH = 50;
 const WORKERS = noFaults ? 8 : 4;
 const MAX_KILLS = short ? 2 : Infinity;
-const KILL_EVERY_MS = 2_000;
+const KILL_EVERY_MS = transactional ? 1_000 : 2_000;
 /** Longer than the DB restart, so a restart alone never makes the reaper re-run a job. */
 const STALE_AFTER_MS = 5_000;
 const DRAIN_DEADLINE_MS = short ? 60_000 : 180_000;
-const JOB_TYPE = 'chaos';
+const JOB_TYPE = !transactional ? 'chaos' : plainEffects ? 'chaos.plain' : 'chaos.tx';
+const CREATE_CHAOS_EFFECTS_TABLE = `CREATE TABLE chaos_effects (job_id bigint NOT NULL)`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -56,6 +73,7 @@ async function main(): Promise<boolean> {
   try {
     await dataSource.initialize();
     await dataSource.query(CREATE_JOB_RUNS_TABLE);
+    await dataSource.query(CREATE_CHAOS_EFFECTS_TABLE);
     const queue = new QueueService(
       dataSource,
       resolveJobQueueOptions({ worker: false, databaseTimeoutMs: 5_000 }),
@@ -121,7 +139,7 @@ async function main(): Promise<boolean> {
       return count;
     };
 
-    // Controller: every 2 s a kill, except the first action: the database restart (first, so no
+    // Controller: every 2 s (1 s with --transactional) a kill, except the first action: the database restart (first, so no
     // replacement is booting while the database is down).
     const kills: Kill[] = [];
     let dbRestartMs = 0;
@@ -144,8 +162,9 @@ async function main(): Promise<boolean> {
       if (kills.length >= MAX_KILLS) continue;
       // Kill only at full strength: replacements take longer than 2 s to boot, and killing
       // faster than they come back leaves no worker at all (a first full run stalled so).
+      // With --transactional a kill every second whatever is booting, as long as two are up.
       const candidates = [...ready].filter((worker) => worker.alive);
-      if (candidates.length < WORKERS) continue;
+      if (candidates.length < (transactional ? 2 : WORKERS)) continue;
       const victim = candidates[Math.floor(Math.random() * candidates.length)];
       victim.kill('SIGKILL');
       await victim.exited;
@@ -175,10 +194,20 @@ async function main(): Promise<boolean> {
               count(*) FILTER (WHERE times > 1)::int AS "runMoreThanOnce"
        FROM (SELECT job_id, count(*) AS times FROM job_runs GROUP BY job_id) per_job`,
     );
+    // Rows each job's effect left: exactly one when the effect commits with the completion.
+    const [effects] = await dataSource.query(
+      `SELECT coalesce(sum(times), 0)::int AS rows,
+              count(*) FILTER (WHERE times = 1)::int AS "jobsWithOneRow",
+              count(*) FILTER (WHERE times > 1)::int AS "jobsWithMoreRows",
+              coalesce(sum(times - 1), 0)::int AS "duplicateRows"
+       FROM (SELECT job_id, count(*)::int AS times FROM chaos_effects GROUP BY job_id) per_job`,
+    );
     const lost = TOTAL_JOBS - totals.keys;
     const inFlightAtKills = kills.reduce((sum, kill) => sum + kill.held, 0);
     const report = {
       mode: short ? 'short' : noFaults ? 'no-faults' : 'full',
+      effects: transactional ? (plainEffects ? 'plain' : 'transaction') : 'none',
+      jobType: JOB_TYPE,
       jobs: TOTAL_JOBS,
       enqueued,
       refusedBatchesRetried: refusedBatches,
@@ -187,6 +216,14 @@ async function main(): Promise<boolean> {
       unfinished: totals.unfinished,
       runs: runs.runs,
       runMoreThanOnce: runs.runMoreThanOnce,
+      ...(transactional
+        ? {
+            effectRows: effects.rows,
+            jobsWithOneEffectRow: effects.jobsWithOneRow,
+            jobsWithDuplicateEffectRows: effects.jobsWithMoreRows,
+            duplicateEffectRows: effects.duplicateRows,
+          }
+        : {}),
       kills: kills.length,
       inFlightAtKills,
       dbRestarts: dbRestarted ? 1 : 0,
@@ -200,7 +237,19 @@ async function main(): Promise<boolean> {
     if (lost !== 0) failures.push(`${lost} job(s) lost`);
     if (totals.unfinished !== 0) failures.push(`${totals.unfinished} job(s) unfinished`);
     if (totals.jobs !== TOTAL_JOBS) failures.push(`${totals.jobs} job rows for ${TOTAL_JOBS} keys`);
-    if (runs.runMoreThanOnce > inFlightAtKills) {
+    if (
+      transactional &&
+      !plainEffects &&
+      (effects.jobsWithOneRow !== TOTAL_JOBS || effects.rows !== TOTAL_JOBS)
+    ) {
+      failures.push(
+        `${TOTAL_JOBS - effects.jobsWithOneRow} job(s) without exactly one effect row ` +
+          `(${effects.rows} rows for ${TOTAL_JOBS} jobs)`,
+      );
+    }
+    // A transactional run in flight at the database restart could not commit and ran again:
+    // its re-runs are not bounded by the kills alone (its effect still is, above).
+    if (!transactional && runs.runMoreThanOnce > inFlightAtKills) {
       failures.push(
         `${runs.runMoreThanOnce} job(s) ran more than once, but only ${inFlightAtKills} ` +
           `were in flight at the kills`,
