@@ -32,8 +32,12 @@ export const IMPORT_LAYERS = [
       'index.ts',
     ],
   },
-  // The entry points beside the main one, each a user of the module's public pieces.
-  { name: 'entry points', paths: ['testing', 'terminus', 'prometheus', 'opentelemetry', 'dashboard'] },
+  // The entry points beside the main one, and the command line (the package's bin), each a user
+  // of the module's public pieces.
+  {
+    name: 'entry points',
+    paths: ['testing', 'terminus', 'prometheus', 'opentelemetry', 'dashboard', 'cli'],
+  },
 ];
 
 /** `no-restricted-paths` zones for the layers under `root`: a layer imports nothing above it. */
