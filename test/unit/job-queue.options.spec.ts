@@ -43,6 +43,7 @@ describe('resolveJobQueueOptions', () => {
       maxResultBytes: 1024 * 1024,
       maxMetaBytes: 8 * 1024,
       context: undefined,
+      transactionHost: false,
       maxBatchSize: 10_000,
       maxBatchBytes: 32 * 1024 * 1024,
       progressThrottleMs: 250,

@@ -40,6 +40,7 @@ import { JobEventStream } from './events/job-event-stream';
 import { JobEventDispatcher } from './events/job-event-dispatcher';
 import { JobWaits } from './events/job-waits';
 import { JobQueueInstruments } from './instrumentation/job-queue-instruments';
+import { AmbientTransaction } from './queue/ambient-transaction';
 
 // Registered whatever the options say: with `worker: false` they stay idle (the options are only
 // known once async options resolve, after the provider list is fixed).
@@ -57,6 +58,7 @@ export const coreProviders = [
   JobEventDispatcher,
   JobWaits,
   JobQueueInstruments,
+  AmbientTransaction,
   RunningJobs,
   PrefetchedJobs,
   RunTimes,

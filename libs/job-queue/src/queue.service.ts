@@ -52,6 +52,7 @@ import { toJobQueueStats } from './stats/job-queue-stats.builder';
 import { JobTypePauses } from './worker/job-type-pauses';
 import { JobQueueStats } from './stats/job-queue-stats.types';
 import { checkManager, queueDatabase } from './queue/queue-database';
+import { AmbientTransaction } from './queue/ambient-transaction';
 import { JOB_OPTION_KEYS, toBatchInsertRows, toJobInsertRow } from './queue/job-insert-rows';
 import { enqueueRows } from './queue/enqueue-rows';
 import { JobHandlerRegistry } from './discovery/job-handler.registry';
@@ -108,6 +109,8 @@ export class QueueService {
   @Inject(QueueClock) private readonly clock: QueueClock | undefined;
   /** This process's instruments (metrics, tracing, `context`), like `pauses`. */
   @Inject(JobQueueInstruments) private readonly instruments: JobQueueInstruments | undefined;
+  /** The app's ambient transaction (`transactionHost`), which enqueues join, like `pauses`. */
+  @Inject(AmbientTransaction) private readonly ambient: AmbientTransaction | undefined;
 
   /** @internal Nest's injector makes it: inject `QueueService`, do not construct it. */
   constructor(
@@ -136,7 +139,7 @@ export class QueueService {
     const { manager, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
-    const db = this.db(checkManager(manager));
+    const db = this.db(checkManager(manager) ?? this.ambient?.manager());
     const item = { ...jobOptions, type: jobType, data };
     const row = toJobInsertRow('', item, this.options.maxPayloadBytes, this.retentionOf);
     const [result] = await this.insertRows(db, [row]);
@@ -161,7 +164,7 @@ export class QueueService {
       throw new InvalidJobInputError(BATCH_NOT_AN_ARRAY(items), 'jobs', items);
     }
     jobInput.knownKeys(jobInput.plainObject('options', opts), WRITE_OPTION_KEYS);
-    const db = this.db(checkManager(opts.manager));
+    const db = this.db(checkManager(opts.manager) ?? this.ambient?.manager());
     const rows = toBatchInsertRows(items, this.options, this.retentionOf);
     if (rows.length === 0) return [];
     return (await this.insertRows(db, rows)) as EnqueueResult<T>[];

@@ -105,6 +105,14 @@ export interface JobQueueModuleOptions {
    */
   context?: JobContextHooks;
   /**
+   * `enqueue` and `enqueueMany` without `manager` join the active transaction of the app's
+   * `TransactionHost` (`@nestjs-cls/transactional` with its TypeORM adapter): `true` for the
+   * default one, a connection name for a named one. Needs both packages, and the host's data
+   * source must be the queue's; the boot fails otherwise. Outside a transaction, and with an
+   * explicit `manager`, nothing changes. Default: `false`.
+   */
+  transactionHost?: boolean | string;
+  /**
    * Most jobs one `enqueueMany` call takes; more is refused with an `InvalidJobInputError` (field
    * `jobs`) before any is looked at. Split bigger batches into several calls (and, to keep them
    * all or none, one transaction through `manager`). Default: 10000.

@@ -145,6 +145,19 @@ export const MODULE_OPTIONS = {
       '`restore(meta, run)` runs each handler call inside it; see "Per-job context"',
     resolve: (value, option) => resolveContextHooks(option, value),
   },
+  transactionHost: {
+    defaultText: 'false',
+    doc:
+      "`enqueue` and `enqueueMany` without `manager` join the active transaction of the app's " +
+      '`TransactionHost` (`@nestjs-cls/transactional`, TypeORM adapter): `true` the default ' +
+      'host, a string a named one; see "Handlers in transactions"',
+    resolve: (value, option) =>
+      value === undefined
+        ? false
+        : typeof value === 'string'
+          ? check.string(option, value, 255)
+          : check.boolean(option, value),
+  },
   maxBatchSize: integerOption({
     default: 10_000,
     min: 1,

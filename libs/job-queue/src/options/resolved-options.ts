@@ -77,6 +77,8 @@ export interface ResolvedJobQueueOptions {
   maxMetaBytes: number;
   /** The module's `context` hooks; `undefined`: none. */
   context: JobContextHooks | undefined;
+  /** The `TransactionHost` that enqueues join: its connection name, `true` the default; or off. */
+  transactionHost: false | true | string;
   maxBatchSize: number;
   maxBatchBytes: number;
   progressThrottleMs: number;
