@@ -38,8 +38,8 @@ say "installed @nestjs/core $nest_version, @nestjs/common $(version @nestjs/comm
 
 esm_flag=()
 [[ $module == esm ]] && esm_flag=(--esm)
-# An app that installs the optional entry points' peers gets every README block, observed.ts and
-# dashboard.ts (it installs @nestjs/platform-express too);
+# An app that installs the optional entry points' peers gets every README block, observed.ts,
+# dashboard.ts (it installs @nestjs/platform-express too) and cls-transactional.ts (nestjs-cls);
 # one without gets none of them, and checks that each entry point names the package it needs.
 peers=none
 [[ "$(node -p 'Boolean(require("./package.json").dependencies["prom-client"])')" == true ]] && peers=installed
@@ -47,7 +47,7 @@ peer_flag=()
 [[ $peers == none ]] && peer_flag=(--without-peers)
 say "$(node "$here/extract-readme.mjs" "$readme" src "${esm_flag[@]}" "${peer_flag[@]}")"
 cp "$here/main.ts" src/main.ts
-[[ $peers == installed ]] && cp "$here/observed.ts" "$here/dashboard.ts" src/
+[[ $peers == installed ]] && cp "$here/observed.ts" "$here/dashboard.ts" "$here/cls-transactional.ts" src/
 if ! ./node_modules/.bin/tsc -p tsconfig.json >tsc.txt 2>&1; then
   echo "compat $app: tsc $(version typescript) errors (src/*.ts but main.ts are README blocks):" >&2
   node "$here/extract-readme.mjs" "$readme" --locate <tsc.txt >&2

@@ -4,7 +4,8 @@
 // suffix that ESM needs (`from './x'` -> `from './x.js'`), which the README tells ESM users to add;
 // nothing else changes, so line numbers stay the README's.
 // With --without-peers, blocks that import an entry point of an optional peer (`/terminus`,
-// `/prometheus`, `/opentelemetry`) are left out: the app without those peers.
+// `/prometheus`, `/opentelemetry`) or an optional peer itself (`nestjs-cls`,
+// `@nestjs-cls/*`) are left out: the app without those peers.
 //   node extract-readme.mjs README.md OUT_DIR [--esm] [--without-peers]   write the blocks
 //   node extract-readme.mjs README.md --locate          read tsc output on stdin, add README lines
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,8 @@ if (!readmePath || !outDir || flags.some((flag) => !FLAGS.includes(flag))) {
   );
   process.exit(2);
 }
-const PEER_ENTRY_POINT = /from ['"]nest-pg-job-queue\/(terminus|prometheus|opentelemetry)['"]/;
+const PEER_ENTRY_POINT =
+  /from ['"](nest-pg-job-queue\/(terminus|prometheus|opentelemetry)|@nestjs-cls\/[a-z-]+|nestjs-cls)['"]/;
 
 const readme = readFileSync(readmePath, 'utf8');
 const blocks = [...readme.matchAll(/(<!-- file: ([\w.-]+) -->\n)?```ts\n([\s\S]*?)```/g)].map(

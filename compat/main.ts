@@ -168,6 +168,11 @@ async function checkEntryPoints(database: string): Promise<void> {
       runDashboard(url: string, app: string): Promise<void>;
     };
     await runDashboard(url.toString(), app);
+    const clsTransactional = './cls-transactional.js';
+    const { runClsTransactional } = (await import(clsTransactional)) as {
+      runClsTransactional(url: string, app: string): Promise<void>;
+    };
+    await runClsTransactional(url.toString(), app);
     return;
   }
   for (const [entryPoint, peer] of Object.entries(ENTRY_POINT_PEERS)) {
