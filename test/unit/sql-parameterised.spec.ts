@@ -46,8 +46,20 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "the finished types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
   'libs/job-queue/src/sql/list-jobs.query.ts jobTypesSkipScanCte(schema, LISTED_J)':
     "the listed types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/sql/redrive-jobs.query.ts LISTED_I':
+    "jobs_list_idx's status predicate: a constant of the same file",
+  'libs/job-queue/src/sql/redrive-jobs.query.ts FILTERS':
+    'the optional filters on bind parameters $3 and $4: a constant of the same file',
+  'libs/job-queue/src/sql/redrive-jobs.query.ts jobTypesSkipScanCte(schema, LISTED_J)':
+    "the listed types' skip scan (job-types-skip-scan.sql.ts): the checked schema and a constant",
+  'libs/job-queue/src/sql/redrive-jobs.query.ts ctes(schema)':
+    'the skip scan over types or nothing (TYPES, NO_TYPES): the checked schema and constants',
+  'libs/job-queue/src/sql/redrive-jobs.query.ts next(schema)':
+    "a batch's ids (NEXT_OF_TYPE, NEXT_OF_EVERY_TYPE, NEXT_OF_IDS): the checked schema and constants",
   'libs/job-queue/src/sql/list-jobs.query.ts LISTED_I':
     "jobs_list_idx's status predicate: a constant of the same file",
+  'libs/job-queue/src/sql/list-jobs.query.ts listedPagesOfType(schema)':
+    "the type's pages per status: the checked schema and constants of the same file",
   'libs/job-queue/src/sql/list-jobs.query.ts IN_FLIGHT_ROW':
     "jobs_lease_idx's status predicate: a constant of the same file",
   'libs/job-queue/src/sql/list-jobs.query.ts inFlightCte(schema)':
