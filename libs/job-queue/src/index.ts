@@ -49,10 +49,21 @@ export type {
 export type { JobListPage, ListJobsQuery } from './interfaces/list-jobs.interface';
 export { isJobListCursor } from './validation/job-list-cursor';
 export { Job } from './entities/job.entity';
+export type {
+  JobDataOf,
+  JobFor,
+  JobOfType,
+  JobResultOf,
+  JobTypes,
+  TypedEnqueueManyItem,
+  TypedJobHandlerMethod,
+  UntypedOnly,
+} from './interfaces/job-types.interface';
 export { JobStatus } from './entities/job-status.enum';
 
 // Handling jobs
 export { JobHandler } from './decorators/job-handler.decorator';
+export type { TypedJobHandlerDecorator } from './decorators/job-handler.decorator';
 export type { JobHandlerOptions } from './interfaces/job-handler-options.interface';
 export type { JobContext, JobHandlerFunction } from './interfaces/job-context.interface';
 

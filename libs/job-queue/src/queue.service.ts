@@ -73,6 +73,15 @@ import { runSchedule } from './cron/sql/run-schedule.query';
 import { RedriveOptions } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
+import {
+  JobDataOf,
+  JobFor,
+  JobOfType,
+  JobResultOf,
+  JobTypes,
+  TypedEnqueueManyItem,
+  UntypedOnly,
+} from './interfaces/job-types.interface';
 
 const WRITE_OPTION_KEYS = ['manager'] as const;
 const STATS_OPTION_KEYS = ['maxAgeMs'] as const;
@@ -122,8 +131,15 @@ export class QueueService {
    * Adds one job. With `uniqueKey`, returns the job that holds the key instead of adding
    * another (and with `debounceMs`, the holder it replaced); `enqueueWithOutcome` says which.
    */
-  async enqueue<T>(jobType: string, data: T, opts: EnqueueOptions = {}): Promise<Job<T>> {
-    return (await this.enqueueWithOutcome(jobType, data, opts)).job;
+  enqueue<K extends keyof JobTypes>(
+    jobType: K,
+    data: JobDataOf<K>,
+    opts?: EnqueueOptions,
+  ): Promise<JobOfType<K>>;
+  /** As above, for an app without `JobTypes`: any type name, with data of any type `T`. */
+  enqueue<T>(jobType: UntypedOnly<string>, data: T, opts?: EnqueueOptions): Promise<Job<T>>;
+  async enqueue(jobType: string, data: unknown, opts: EnqueueOptions = {}): Promise<Job> {
+    return (await this.enqueueWithOutcome(jobType as UntypedOnly<string>, data, opts)).job;
   }
 
   /**
@@ -131,11 +147,22 @@ export class QueueService {
    * key's holder that had not started (`debounceMs`), or `skipped` it for the job that holds the
    * key (`uniqueKey`, `throttleMs`), which it returns.
    */
-  async enqueueWithOutcome<T>(
-    jobType: string,
+  enqueueWithOutcome<K extends keyof JobTypes>(
+    jobType: K,
+    data: JobDataOf<K>,
+    opts?: EnqueueOptions,
+  ): Promise<EnqueueResult<JobDataOf<K>, JobResultOf<K>>>;
+  /** As above, for an app without `JobTypes`: any type name, with data of any type `T`. */
+  enqueueWithOutcome<T>(
+    jobType: UntypedOnly<string>,
     data: T,
+    opts?: EnqueueOptions,
+  ): Promise<EnqueueResult<T>>;
+  async enqueueWithOutcome(
+    jobType: string,
+    data: unknown,
     opts: EnqueueOptions = {},
-  ): Promise<EnqueueResult<T>> {
+  ): Promise<EnqueueResult> {
     const { manager, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
@@ -143,7 +170,7 @@ export class QueueService {
     const item = { ...jobOptions, type: jobType, data };
     const row = toJobInsertRow('', item, this.options.maxPayloadBytes, this.retentionOf);
     const [result] = await this.insertRows(db, [row]);
-    return result as EnqueueResult<T>;
+    return result;
   }
 
   /**
@@ -151,15 +178,34 @@ export class QueueService {
    * jobs and `maxBatchBytes` of `data` per call. Jobs of one batch that share a `uniqueKey` must
    * share its other uniqueness options; each then is what one `enqueue` after another would be.
    */
-  async enqueueMany<T>(items: EnqueueManyItem<T>[], opts: WriteOptions = {}): Promise<Job<T>[]> {
-    return (await this.enqueueManyWithOutcome(items, opts)).map((result) => result.job);
+  enqueueMany<K extends keyof JobTypes>(
+    items: TypedEnqueueManyItem<K>[],
+    opts?: WriteOptions,
+  ): Promise<JobOfType<K>[]>;
+  /** As above, for an app without `JobTypes`: any type name, with data of any type `T`. */
+  enqueueMany<T>(items: UntypedOnly<EnqueueManyItem<T>[]>, opts?: WriteOptions): Promise<Job<T>[]>;
+  async enqueueMany(items: EnqueueManyItem[], opts: WriteOptions = {}): Promise<Job[]> {
+    const results = await this.enqueueManyWithOutcome(
+      items as UntypedOnly<EnqueueManyItem[]>,
+      opts,
+    );
+    return results.map((result) => result.job);
   }
 
   /** `enqueueMany`, saying what it did with each job, as `enqueueWithOutcome` does. */
-  async enqueueManyWithOutcome<T>(
-    items: EnqueueManyItem<T>[],
+  enqueueManyWithOutcome<K extends keyof JobTypes>(
+    items: TypedEnqueueManyItem<K>[],
+    opts?: WriteOptions,
+  ): Promise<EnqueueResult<JobDataOf<K>, JobResultOf<K>>[]>;
+  /** As above, for an app without `JobTypes`: any type name, with data of any type `T`. */
+  enqueueManyWithOutcome<T>(
+    items: UntypedOnly<EnqueueManyItem<T>[]>,
+    opts?: WriteOptions,
+  ): Promise<EnqueueResult<T>[]>;
+  async enqueueManyWithOutcome(
+    items: EnqueueManyItem[],
     opts: WriteOptions = {},
-  ): Promise<EnqueueResult<T>[]> {
+  ): Promise<EnqueueResult[]> {
     if (!Array.isArray(items)) {
       throw new InvalidJobInputError(BATCH_NOT_AN_ARRAY(items), 'jobs', items);
     }
@@ -167,7 +213,7 @@ export class QueueService {
     const db = this.db(checkManager(opts.manager) ?? this.ambient?.manager());
     const rows = toBatchInsertRows(items, this.options, this.retentionOf);
     if (rows.length === 0) return [];
-    return (await this.insertRows(db, rows)) as EnqueueResult<T>[];
+    return this.insertRows(db, rows);
   }
 
   /**
@@ -203,12 +249,16 @@ export class QueueService {
   private readonly retentionOf = (jobType: string): ResolvedRetention =>
     this.handlers?.get(jobType)?.options.retention ?? this.options.retention;
 
-  /** The job with this id; throws `JobNotFoundError` when there is none. */
-  async getJob<T = unknown>(id: string | number): Promise<Job<T>> {
+  /**
+   * The job with this id; throws `JobNotFoundError` when there is none. `T` is its data type, or
+   * a type name of the app's `JobTypes` for that type's job: `getJob<'report_generation'>(id)`.
+   * The type is not checked against the row: name the type the id was enqueued as.
+   */
+  async getJob<T = unknown>(id: string | number): Promise<JobFor<T>> {
     const jobId = checkJobId('id', id);
     const row = await getJobRow(this.db(), this.options.schema, jobId);
     if (!row) throw new JobNotFoundError(id);
-    return toJob(row) as Job<T>;
+    return toJob(row) as JobFor<T>;
   }
 
   /**
@@ -469,7 +519,7 @@ export class QueueService {
    * `events.waitPollIntervalMs` while this process does not LISTEN. Any number of waits share
    * one LISTEN connection and one poll, and leave nothing behind once settled.
    */
-  async waitForJob<T = unknown>(id: string | number, opts: WaitForJobOptions): Promise<Job<T>> {
+  async waitForJob<T = unknown>(id: string | number, opts: WaitForJobOptions): Promise<JobFor<T>> {
     const jobId = checkJobId('id', id);
     const options = jobInput.plainObject('options', opts);
     jobInput.knownKeys(options, WAIT_OPTION_KEYS);
@@ -480,7 +530,11 @@ export class QueueService {
     }
     if (!this.waits)
       throw new Error('waitForJob needs the JobQueueModule (QueueService made by Nest)');
-    return (await this.waits.wait(jobId, timeoutMs, signal as AbortSignal | undefined)) as Job<T>;
+    return (await this.waits.wait(
+      jobId,
+      timeoutMs,
+      signal as AbortSignal | undefined,
+    )) as JobFor<T>;
   }
 
   /** This process's workerId when its statements notify their events (`events.remote`). */

@@ -87,7 +87,7 @@ export type EnqueueOutcome = 'created' | 'replaced' | 'skipped';
  *
  * @publicApi
  */
-export interface EnqueueResult<T = unknown> {
-  job: Job<T>;
+export interface EnqueueResult<T = unknown, R = unknown> {
+  job: Job<T, R>;
   outcome: EnqueueOutcome;
 }
