@@ -84,6 +84,7 @@ export type {
 // Errors
 export {
   DuplicateJobHandlerError,
+  InvalidJobDataError,
   InvalidJobInputError,
   InvalidJobQueueOptionsError,
   JobCancelledError,
@@ -99,3 +100,4 @@ export {
   SnoozeJob,
   WorkerShutdownError,
 } from './errors';
+export type { JobDataFieldError } from './errors';

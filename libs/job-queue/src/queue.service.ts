@@ -73,6 +73,7 @@ import { runSchedule } from './cron/sql/run-schedule.query';
 import { RedriveOptions } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
+import { checkDtoInput } from './queue/job-dto';
 import {
   JobDataOf,
   JobFor,
@@ -163,12 +164,13 @@ export class QueueService {
     data: unknown,
     opts: EnqueueOptions = {},
   ): Promise<EnqueueResult> {
-    const { manager, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
+    const { manager, dto, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
     const db = this.db(checkManager(manager) ?? this.ambient?.manager());
     const item = { ...jobOptions, type: jobType, data };
     const row = toJobInsertRow('', item, this.options.maxPayloadBytes, this.retentionOf);
+    if (dto !== undefined) await checkDtoInput(dto, data);
     const [result] = await this.insertRows(db, [row]);
     return result;
   }

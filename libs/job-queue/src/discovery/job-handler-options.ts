@@ -1,4 +1,6 @@
+import type { Type } from '@nestjs/common';
 import { JobHandlerOptions } from '../interfaces/job-handler-options.interface';
+import { requireDtoPeers } from '../queue/job-dto';
 import { resolveBackoff } from '../options/backoff.option';
 import { HANDLER_OPTIONS } from '../options/handler-options.table';
 import { ResolvedConcurrencyLimits, ResolvedJobQueueOptions } from '../options/resolved-options';
@@ -46,7 +48,17 @@ export function resolveHandlerOptions(
       options.transaction === undefined
         ? false
         : check.boolean(`${where}: transaction`, options.transaction),
+    dto: resolveDto(where, options.dto),
   };
+}
+
+/** `dto`: a class, and its peers installed (a missing one fails the boot, naming it). */
+function resolveDto(where: string, dto: unknown): Type<object> | undefined {
+  if (dto === undefined) return undefined;
+  if (typeof dto !== 'function')
+    check.fail(`${where}: dto`, dto, 'a class (class-validator decorated)');
+  requireDtoPeers(`${where}: dto`);
+  return dto as Type<object>;
 }
 
 /**

@@ -8,6 +8,7 @@ import { JobHandlerMetadataAccessor } from './job-handler-metadata.accessor';
 import { JobHandlerRegistry } from './job-handler.registry';
 import { resolveHandlerOptions } from './job-handler-options';
 import { providerPrototype } from './provider-prototype';
+import { withDto } from './dto-handler';
 
 /**
  * Collects `@JobHandler` methods into the registry at module init. It only collects: the
@@ -50,15 +51,14 @@ export class JobHandlerExplorer implements OnModuleInit {
       const method = prototype[methodName] as JobHandlerFunction;
       const { jobType, options } = this.accessor.getJobHandlerMetadata(method)!;
       const name = `${className}#${methodName}`;
+      const where = `@JobHandler('${jobType}') on ${name}`;
+      const resolved = resolveHandlerOptions(where, options, this.options);
+      const run = method.bind(wrapper.instance) as JobHandlerFunction;
       this.registry.add({
         jobType,
         name,
-        run: method.bind(wrapper.instance),
-        options: resolveHandlerOptions(
-          `@JobHandler('${jobType}') on ${name}`,
-          options,
-          this.options,
-        ),
+        run: resolved.dto ? withDto(run, resolved.dto, `${where}: dto`) : run,
+        options: resolved,
       });
     }
   }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Type } from '@nestjs/common';
 import { JobHandlerFunction } from '../interfaces/job-context.interface';
 import {
   ResolvedBackoff,
@@ -24,6 +24,8 @@ export interface ResolvedHandlerOptions {
   limits: ResolvedConcurrencyLimits;
   /** Each attempt runs in a transaction that also writes its completion. */
   transaction: boolean;
+  /** `data` is transformed into and validated as this class before each run. */
+  dto: Type<object> | undefined;
 }
 
 export interface RegisteredJobHandler {

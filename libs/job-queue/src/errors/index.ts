@@ -10,3 +10,4 @@ export * from './job-queue-database.error';
 export * from './snooze-job';
 export * from './job-wait-timeout.error';
 export * from './schedule-not-found.error';
+export * from './invalid-job-data.error';

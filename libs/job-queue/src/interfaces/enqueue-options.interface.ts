@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { JobStatus } from '../entities/job-status.enum';
 import { Job } from '../entities/job.entity';
@@ -65,7 +66,16 @@ export interface WriteOptions {
 }
 
 /** Options of `QueueService.enqueue`. @publicApi */
-export interface EnqueueOptions extends JobOptions, WriteOptions {}
+export interface EnqueueOptions extends JobOptions, WriteOptions {
+  /**
+   * A class with class-validator decorators: `data` is transformed into it and validated before
+   * anything is written, as `@JobHandler(type, { dto })` does before a run; data that fails is
+   * refused with `InvalidJobInputError` (`field`: the first failing field, the message naming
+   * each with its constraints, never a value). `data` is stored as given. Needs the optional
+   * peers `class-transformer` and `class-validator`.
+   */
+  dto?: Type<object>;
+}
 
 /** One item of `QueueService.enqueueMany`. @publicApi */
 export interface EnqueueManyItem<T = unknown> extends JobOptions {

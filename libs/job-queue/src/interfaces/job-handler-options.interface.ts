@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { BackoffOptions } from './backoff-options.interface';
 import { CatchUp } from './schedule-options.interface';
 import { RateLimitOptions } from './rate-limit-options.interface';
@@ -78,4 +79,14 @@ export interface JobHandlerOptions {
    * pooled connection for the whole run. Default: `false`.
    */
   transaction?: boolean;
+  /**
+   * A class with class-validator decorators: before each run, the job's `data` is turned into
+   * an instance of it (class-transformer's `plainToInstance`, so a field with
+   * `@Type(() => Date)` is a `Date` again) and validated (class-validator's `validate`); the
+   * handler gets the instance as `job.data`. Data that fails fails the job for good
+   * (`InvalidJobDataError`, naming the fields and constraints, never the values). Needs the
+   * optional peers `class-transformer` and `class-validator` (the boot fails naming the one
+   * missing). Default: none, `data` as stored (JSON).
+   */
+  dto?: Type<object>;
 }

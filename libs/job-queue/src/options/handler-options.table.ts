@@ -25,4 +25,5 @@ export const HANDLER_OPTIONS = {
   catchUp: { defaultText: "`'once'`" },
   retention: { defaultText: "the module's `retention`" },
   transaction: { defaultText: '`false`' },
+  dto: { defaultText: 'none' },
 } as const satisfies { [K in keyof JobHandlerOptions]-?: HandlerOptionSpec };
