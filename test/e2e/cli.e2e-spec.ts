@@ -390,6 +390,19 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       );
     });
 
+    it('takes the global options before the command as well as after it', async () => {
+      for (const args of [
+        ['--url', db.url, 'stats', '--json'],
+        ['--json', '--schema', 'job_queue', 'stats'],
+        [`--url=${db.url}`, '--json', 'stats'],
+      ]) {
+        const result = await local(...args);
+        expect({ args, code: result.code }).toEqual({ args, code: 0 });
+        expect(JSON.parse(result.stdout)).toEqual({ types: expect.any(Object) });
+      }
+      expect((await local('--url', db.url)).code).toBe(2);
+    });
+
     it('bad usage: an unknown command or flag, a missing or extra argument exit 2 with a usage line', async () => {
       const cases: Array<[string[], RegExp]> = [
         [

@@ -64,14 +64,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const json = argv.includes('--json');
   const out = new Output(io, json);
   const verbose = argv.includes('--verbose');
-  const [name, ...rest] = argv;
-  if (name === '--version') {
+  const [name, rest] = splitCommand(argv);
+  if (name === undefined && argv.includes('--version')) {
     io.stdout.write(`${packageVersion()}\n`);
     return EXIT_OK;
   }
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    (name === undefined ? io.stderr : io.stdout).write(`${helpText(COMMANDS)}\n`);
-    return name === undefined ? EXIT_USAGE : EXIT_OK;
+  const asksHelp =
+    name === 'help' || (name === undefined && /^(--help|-h)$/m.test(argv.join('\n')));
+  if (name === undefined || name === 'help') {
+    (asksHelp ? io.stdout : io.stderr).write(`${helpText(COMMANDS)}\n`);
+    return asksHelp ? EXIT_OK : EXIT_USAGE;
   }
   const command = COMMANDS.find((candidate) => candidate.name === name);
   try {
@@ -93,6 +95,20 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     out.error(error, verbose ? stackOf(thrown) : undefined);
     return error.exitCode;
   }
+}
+
+/**
+ * The command's name (the first word that is not an option or a global option's value) and the
+ * rest of the line, so the global options may come before it too: `--url … stats`.
+ */
+function splitCommand(argv: string[]): [string | undefined, string[]] {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('-')) return [arg, [...argv.slice(0, i), ...argv.slice(i + 1)]];
+    const option = GLOBAL_OPTIONS[arg.replace(/^--/, '')];
+    if (option?.type === 'string' && !arg.includes('=')) i++; // its value is the next word
+  }
+  return [undefined, argv];
 }
 
 /** The command's arguments and options; a usage error for an unknown flag or a missing argument. */
