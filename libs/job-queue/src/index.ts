@@ -63,6 +63,7 @@ export { JobStatus } from './entities/job-status.enum';
 
 // Handling jobs
 export { JobHandler } from './decorators/job-handler.decorator';
+export { InjectJob, JOB_REF } from './decorators/inject-job.decorator';
 export type { TypedJobHandlerDecorator } from './decorators/job-handler.decorator';
 export type { JobHandlerOptions } from './interfaces/job-handler-options.interface';
 export type { JobContext, JobHandlerFunction } from './interfaces/job-context.interface';

@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
+import { Injector } from '@nestjs/core/injector/injector';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
@@ -9,6 +10,7 @@ import { JobHandlerRegistry } from './job-handler.registry';
 import { resolveHandlerOptions } from './job-handler-options';
 import { providerPrototype } from './provider-prototype';
 import { withDto } from './dto-handler';
+import { scopedHandler } from './scoped-handler';
 
 /**
  * Collects `@JobHandler` methods into the registry at module init. It only collects: the
@@ -16,10 +18,11 @@ import { withDto } from './dto-handler';
  */
 @Injectable()
 export class JobHandlerExplorer implements OnModuleInit {
-  private readonly logger = new Logger('JobQueue');
+  private readonly injector = new Injector();
 
   constructor(
     private readonly discovery: DiscoveryService,
+    private readonly moduleRef: ModuleRef,
     private readonly metadataScanner: MetadataScanner,
     private readonly accessor: JobHandlerMetadataAccessor,
     private readonly registry: JobHandlerRegistry,
@@ -40,20 +43,17 @@ export class JobHandlerExplorer implements OnModuleInit {
       .filter((name) => this.accessor.getJobHandlerMetadata(prototype[name]));
     if (handlerMethods.length === 0) return;
     const className = prototype.constructor.name;
-    if (!isStatic) {
-      this.logger.warn(
-        `${className} is request-scoped (or depends on a request-scoped provider): its ` +
-          `@JobHandler methods (${handlerMethods.join(', ')}) are not registered. Make it a singleton.`,
-      );
-      return;
-    }
     for (const methodName of handlerMethods) {
       const method = prototype[methodName] as JobHandlerFunction;
       const { jobType, options } = this.accessor.getJobHandlerMetadata(method)!;
       const name = `${className}#${methodName}`;
       const where = `@JobHandler('${jobType}') on ${name}`;
       const resolved = resolveHandlerOptions(where, options, this.options);
-      const run = method.bind(wrapper.instance) as JobHandlerFunction;
+      // A request-scoped provider (or one depending on one) has no instance to bind: each run
+      // resolves one of its own.
+      const run = isStatic
+        ? (method.bind(wrapper.instance) as JobHandlerFunction)
+        : scopedHandler(wrapper, methodName, this.moduleRef, this.injector);
       this.registry.add({
         jobType,
         name,

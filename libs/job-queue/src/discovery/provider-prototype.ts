@@ -3,14 +3,14 @@ import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 /** A provider's prototype, where decorated methods live, and whether it can be bound now. */
 export interface ProviderPrototype {
   prototype: Record<string, Function>;
-  /** False for a request-scoped provider (or one depending on one): no instance to bind. */
+  /** False for a request-scoped provider (or one depending on one): no instance to bind, each run resolves one. */
   isStatic: boolean;
 }
 
 /**
  * NOTE: providers built by useFactory/useValue have no metatype of their class; a static
  * provider's instance's prototype is what carries the decorated methods. A request-scoped one has
- * no instance yet, so its class is read from the metatype, only to warn.
+ * no instance yet, so its class is read from the metatype.
  */
 export function providerPrototype(wrapper: InstanceWrapper): ProviderPrototype | undefined {
   const isStatic = wrapper.isDependencyTreeStatic();
