@@ -5,7 +5,8 @@
 // nothing else changes, so line numbers stay the README's.
 // With --without-peers, blocks that import an entry point of an optional peer (`/terminus`,
 // `/prometheus`, `/opentelemetry`) or an optional peer itself (`nestjs-cls`,
-// `@nestjs-cls/*`) are left out: the app without those peers.
+// `@nestjs-cls/*`, `class-transformer`, `class-validator`) are left out: the app without those
+// peers.
 //   node extract-readme.mjs README.md OUT_DIR [--esm] [--without-peers]   write the blocks
 //   node extract-readme.mjs README.md --locate          read tsc output on stdin, add README lines
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ if (!readmePath || !outDir || flags.some((flag) => !FLAGS.includes(flag))) {
   process.exit(2);
 }
 const PEER_ENTRY_POINT =
-  /from ['"](nest-pg-job-queue\/(terminus|prometheus|opentelemetry)|@nestjs-cls\/[a-z-]+|nestjs-cls)['"]/;
+  /from ['"](nest-pg-job-queue\/(terminus|prometheus|opentelemetry)|@nestjs-cls\/[a-z-]+|nestjs-cls|class-transformer|class-validator)['"]/;
 
 const readme = readFileSync(readmePath, 'utf8');
 const blocks = [...readme.matchAll(/(<!-- file: ([\w.-]+) -->\n)?```ts\n([\s\S]*?)```/g)].map(

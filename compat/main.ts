@@ -6,9 +6,18 @@
 // Needs DATABASE_URL (a PostgreSQL server where it may create and drop a database).
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
+import { Injectable, Module, Scope } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import * as queuePackage from 'nest-pg-job-queue';
-import { JobStatus, QueueService } from 'nest-pg-job-queue';
+import {
+  InjectJob,
+  Job,
+  JobHandler,
+  JobQueueModule,
+  JobStatus,
+  QueueService,
+} from 'nest-pg-job-queue';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -115,6 +124,7 @@ async function main(): Promise<void> {
       await nest.close();
     }
     await runReadmeKit(database);
+    await runRequestScoped(database);
     await checkEntryPoints(database);
   } finally {
     await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
@@ -138,6 +148,84 @@ async function runReadmeKit(database: string): Promise<void> {
     console.log(`PASS compat ${app}: the README's testing kit file (nest-pg-job-queue/testing)`);
   } finally {
     await admin(`DROP DATABASE IF EXISTS ${kitDatabase} WITH (FORCE)`);
+  }
+}
+
+/** Request-scoped handler instances made so far, and the runs waiting for each other. */
+let scopedInstances = 0;
+const scopedArrived = new Set<string>();
+let bothArrived: () => void = () => undefined;
+const scopedMeet = new Promise<void>((resolve) => (bothArrived = resolve));
+
+/** Resolved per run: each run waits until two are in the handler at once. */
+@Injectable({ scope: Scope.REQUEST })
+class CompatScopedHandler {
+  private readonly instance = ++scopedInstances;
+
+  constructor(@InjectJob() private readonly job: Job<{ n: number }>) {}
+
+  @JobHandler('compat.scoped')
+  async run(job: Job<{ n: number }>): Promise<{ instance: number; n: number; same: boolean }> {
+    scopedArrived.add(job.id);
+    if (scopedArrived.size === 2) bothArrived();
+    await scopedMeet;
+    return { instance: this.instance, n: this.job.data.n, same: this.job === job };
+  }
+}
+
+/**
+ * Request-scoped handlers from the tarball: two concurrent runs of a request-scoped provider get
+ * two instances, each injected with its own job (`@InjectJob()`), and the README's
+ * ScopedReportProcessor completes a job with its injected job's data.
+ */
+async function runRequestScoped(database: string): Promise<void> {
+  const url = new URL(serverUrl as string);
+  url.pathname = `/${database}`;
+  const { ScopedReportProcessor } = await import('./scoped-report.processor.js');
+  @Module({
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url: url.toString(), retryAttempts: 0 }),
+      JobQueueModule.forRoot({ worker: { concurrency: 4, pollIntervalMs: 50 } }),
+    ],
+    providers: [CompatScopedHandler, ScopedReportProcessor],
+  })
+  class ScopedModule {}
+
+  const nest = await NestFactory.createApplicationContext(ScopedModule, { logger: ['error'] });
+  try {
+    const queue = nest.get(QueueService);
+    const jobs = await queue.enqueueMany([
+      { type: 'compat.scoped', data: { n: 1 } },
+      { type: 'compat.scoped', data: { n: 2 } },
+      { type: 'report_archive', data: { month: '2026-10' } },
+    ]);
+    const deadline = Date.now() + JOB_DEADLINE_MS;
+    const done: Job[] = [];
+    for (const { id } of jobs) {
+      let job = await queue.getJob(id);
+      while (job.status !== JobStatus.Completed) {
+        assert.ok(job.status !== JobStatus.Failed, `job ${id} failed: ${job.lastError ?? ''}`);
+        assert.ok(Date.now() < deadline, `job ${id} still ${job.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        job = await queue.getJob(id);
+      }
+      done.push(job);
+    }
+    const [a, b, archived] = done.map((job) => job.result) as [
+      { instance: number; n: number; same: boolean },
+      { instance: number; n: number; same: boolean },
+      { archived: string },
+    ];
+    assert.equal(scopedInstances, 2, 'one instance per run');
+    assert.notEqual(a.instance, b.instance);
+    assert.deepEqual([a.n, a.same, b.n, b.same], [1, true, 2, true]);
+    assert.deepEqual(archived, { archived: '2026-10' });
+    console.log(
+      `PASS compat ${app}: a request-scoped handler resolved once per run ` +
+        `(two concurrent runs, instances ${a.instance} and ${b.instance}, each with its own job)`,
+    );
+  } finally {
+    await nest.close();
   }
 }
 

@@ -4,10 +4,12 @@
 # each scratch app, in a temporary folder outside the repo:
 #   nest11-cjs       NestJS 11, @nestjs/schedule 6, @nestjs/typeorm 11, CommonJS, TypeScript 5.9,
 #                    with the optional peers (@nestjs/terminus 11, prom-client, @opentelemetry/api,
-#                    nestjs-cls with @nestjs-cls/transactional and its TypeORM adapter)
+#                    nestjs-cls with @nestjs-cls/transactional and its TypeORM adapter,
+#                    class-transformer and class-validator for dto)
 #                    and @nestjs/platform-express 11, which serves the dashboard
 #   nest12-esm       NestJS 12, @nestjs/schedule 12, @nestjs/typeorm 12, "type": "module", TypeScript
-#                    6, with the optional peers (@nestjs/terminus 12, the nestjs-cls ones) and
+#                    6, with the optional peers (@nestjs/terminus 12, the nestjs-cls ones, the dto
+#                    ones) and
 #                    @nestjs/platform-express 12
 #   nest11-cjs-bare  nest11-cjs without any optional peer: the README's blocks of the health,
 #                    metrics and traces entry points left out, and each entry point must say
