@@ -15,6 +15,10 @@ mkdirSync(dir, { recursive: true });
 const readme = readFileSync(join(root, 'libs', 'job-queue', 'README.md'), 'utf8');
 const blocks = [...readme.matchAll(/(?:<!-- file: ([\w.-]+) -->\n)?```ts\n([\s\S]*?)```/g)];
 if (blocks.length === 0) throw new Error('libs/job-queue/README.md has no ```ts blocks to check');
+// Two blocks of one name would overwrite each other here and in the compat apps.
+const names = blocks.flatMap(([, name]) => (name ? [name] : []));
+const twice = names.filter((name, i) => names.indexOf(name) !== i);
+if (twice.length > 0) throw new Error(`libs/job-queue/README.md names two blocks ${twice.join(', ')}`);
 blocks.forEach(([, name, code], i) => writeFileSync(join(dir, name ?? `block-${i + 1}.ts`), code));
 writeFileSync(
   join(dir, 'tsconfig.json'),
