@@ -35,7 +35,17 @@ function load() {
  */
 async function bootApp(
   url,
-  { moduleOptions, onJob, hold, logLine, perKey, observe, migrationsRun = false, name },
+  {
+    moduleOptions,
+    onJob,
+    hold,
+    logLine,
+    perKey,
+    observe,
+    transaction = false,
+    migrationsRun = false,
+    name,
+  },
 ) {
   const { queue, NestFactory, common, TypeOrmModule } = load();
   const providers = [];
@@ -48,7 +58,11 @@ async function bootApp(
       }
     }
     common.Injectable()(BenchHandlers);
-    queue.JobHandler(JOB_TYPE, perKey ? { concurrencyPerKey: perKey.limit } : undefined)(
+    const handlerOptions = {
+      ...(perKey ? { concurrencyPerKey: perKey.limit } : {}),
+      ...(transaction ? { transaction: true } : {}),
+    };
+    queue.JobHandler(JOB_TYPE, handlerOptions)(
       BenchHandlers.prototype,
       'noop',
       Object.getOwnPropertyDescriptor(BenchHandlers.prototype, 'noop'),
@@ -62,6 +76,8 @@ async function bootApp(
         ...(name ? { name } : {}),
         type: 'postgres',
         url,
+        // A transactional run holds a connection for the run: the pool the queue's warning asks.
+        ...(transaction ? { poolSize: moduleOptions.worker.concurrency + 1 } : {}),
         migrations: queue.jobQueueMigrations,
         migrationsRun,
       }),
@@ -212,6 +228,8 @@ const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler =
   perKey: handler.perKey,
   // `{ metrics?, tracing? }`: the worker's app also imports those entry points' modules.
   observe: handler.observe,
+  // The handler has `transaction: true` (its completion written in the run's transaction).
+  transaction: handler.transaction === true,
 });
 
 // Variants that differ only in their worker share the producer side: enqueue and bulk are
@@ -351,6 +369,16 @@ module.exports = {
       {},
       { observe: { metrics: true, tracing: true } },
     ),
+    // What a handler in a transaction costs: a pooled connection, BEGIN, the completion and
+    // COMMIT per run, where the plain path batches completions.
+    variant(
+      'ours-transaction',
+      { concurrency: 50 },
+      'as ours, the handler with transaction: true (pool of 51: concurrency + 1)',
+      SAME_PRODUCER,
+      {},
+      { transaction: true },
+    ),
     // What per-key concurrency limits cost: the limited claim, the key-slot trigger, and jobs
     // set aside and moved back while their key is at its limit.
     variant(
@@ -444,6 +472,7 @@ module.exports = {
       logLine: v.logLine,
       perKey: v.perKey,
       observe: v.observe,
+      transaction: v.transaction,
     });
     return {
       start: async () => undefined, // already started at boot (see holdWorkers)
