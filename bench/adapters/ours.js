@@ -111,10 +111,18 @@ function observedModules(observe) {
   }
   if (observe?.otelSdk || observe?.tracing) {
     const api = require('@opentelemetry/api');
-    const { BasicTracerProvider } = require('@opentelemetry/sdk-trace-base');
+    const {
+      BasicTracerProvider,
+      ParentBasedSampler,
+      TraceIdRatioBasedSampler,
+    } = require('@opentelemetry/sdk-trace-base');
     const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
     const { W3CTraceContextPropagator } = require('@opentelemetry/core');
-    api.trace.setGlobalTracerProvider(new BasicTracerProvider());
+    // `sampled`: a root span of ten kept, the rest not recorded (as production tracing often runs).
+    const sampler = observe.sampled
+      ? new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.1) })
+      : undefined;
+    api.trace.setGlobalTracerProvider(new BasicTracerProvider(sampler ? { sampler } : {}));
     api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     // What a traced request does first: a context made active.
@@ -360,6 +368,14 @@ module.exports = {
       SAME_PRODUCER,
       {},
       { observe: { tracing: true } },
+    ),
+    variant(
+      'ours-traced-sampled',
+      { concurrency: 50 },
+      'as ours-traced, the SDK sampling one root span in ten (ParentBased, TraceIdRatio 0.1)',
+      SAME_PRODUCER,
+      {},
+      { observe: { tracing: true, sampled: true } },
     ),
     variant(
       'ours-observed',
