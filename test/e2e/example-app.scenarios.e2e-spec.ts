@@ -130,12 +130,23 @@ describe('example app: the three scenarios over HTTP', () => {
     // Every upload is in the queue now. The backfill jobs still pending at this point are the
     // ones the uploads must overtake: with one slot, each later claim takes an upload while any
     // is left. (The few the worker already took keep their slot: no preemption.)
-    const waiting = (await imageJobs('pending')).filter(
+    const pending = (await imageJobs('pending')).filter(
       (job) => job.priority === BULK_IMPORT_PRIORITY,
     );
-    expect(waiting.length).toBeGreaterThan(BACKLOG / 2);
+    // A claim already under way as they were read began before the last upload committed, so
+    // it could not see it: the jobs it takes are not overtaken. Claims stamp `claimed_at` with
+    // their transaction's start; the ones that began after this read saw every upload.
+    const { rows: readAt } = await example.sql.query<{ now: Date }>('SELECT now() AS now');
+    expect(pending.length).toBeGreaterThan(BACKLOG / 2);
 
     await waitUntilNoImageJobUnfinished();
+    const { rows: claimedLater } = await example.sql.query<{ id: string }>(
+      `SELECT id::text AS id FROM job_queue.jobs
+       WHERE id = ANY ($1::bigint[]) AND claimed_at >= $2 ORDER BY id`,
+      [pending.map((job) => job.id), readAt[0].now],
+    );
+    const waiting = pending.filter((job) => claimedLater.some((row) => row.id === String(job.id)));
+    expect(waiting.length).toBeGreaterThan(BACKLOG / 4);
     const uploads = await Promise.all(uploadIds.map(getJob));
     const backlog = await Promise.all(waiting.map((job) => getJob(job.id)));
     for (const job of [...uploads, ...backlog]) {
