@@ -1,7 +1,13 @@
 import { JobStatus, QueueService } from 'nest-pg-job-queue';
 import { waitFor, waitForJobToFinish } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
-import { CREATE_TX_EFFECTS_TABLE, TransactionHandlers } from '../fixtures/transaction.handlers';
+import {
+  CREATE_TX_EFFECTS_TABLE,
+  runStarted,
+  tokenOf,
+  TransactionHandlers,
+  txEffects,
+} from '../fixtures/transaction.handlers';
 
 /**
  * The fence at commit: with LISTEN off and a heartbeat far away, a run whose job is cancelled
@@ -30,31 +36,18 @@ describe("worker: a superseded run's transaction rolls back at commit", () => {
     await worker.dataSource.query(CREATE_TX_EFFECTS_TABLE);
   });
 
-  async function effects(jobId: string): Promise<Array<{ run_token: number; note: string }>> {
-    return worker.dataSource.query(
-      'SELECT run_token, note FROM tx_effects WHERE job_id = $1 ORDER BY id',
-      [jobId],
-    );
-  }
-
-  function runStarted(jobId: string, other?: string): Promise<string> {
-    return waitFor(
-      () => handlers.started.find((key) => key.startsWith(`${jobId}:`) && key !== other),
-      { description: `a run of job ${jobId} to start` },
-    );
-  }
-
-  const tokenOf = (key: string): number => Number(key.split(':')[1]);
+  const effects = (jobId: string) => txEffects(worker.dataSource, jobId);
+  const started = (jobId: string, other?: string) => runStarted(handlers, jobId, other);
 
   it.each([
     ['@JobHandler({ transaction: true })', 'tx.insert'],
     ['ctx.transaction(fn)', 'tx.scoped'],
   ])('%s: cancel, then retry while it runs: its row is absent', async (_, type) => {
     const job = await queue.enqueue(type, { mode: 'gate' });
-    const first = await runStarted(job.id);
+    const first = await started(job.id);
     await queue.cancel(job.id);
     await queue.retry(job.id);
-    const second = await runStarted(job.id, first);
+    const second = await started(job.id, first);
 
     // The old run was told nothing: it passes its gate and writes its completion, fenced out.
     handlers.gateFor(job.id, tokenOf(first)).open();
@@ -83,7 +76,7 @@ describe("worker: a superseded run's transaction rolls back at commit", () => {
 
   it('shutdown aborts a transactional run: rolled back, the job handed back', async () => {
     const job = await queue.enqueue('tx.insert', { mode: 'gate' });
-    await runStarted(job.id);
+    await started(job.id);
     await worker.close();
     const [row] = await file.start({ queueOptions: { worker: false } }).then(async (reader) => {
       const rows = await reader.dataSource.query(

@@ -3,9 +3,12 @@ import { waitFor, waitForJobToFinish } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   CREATE_TX_EFFECTS_TABLE,
+  runStarted,
+  tokenOf,
   TransactionHandlers,
   TX_TIMEOUT_MS,
   TxData,
+  txEffects,
 } from '../fixtures/transaction.handlers';
 
 describe('worker: handlers in transactions', () => {
@@ -25,11 +28,14 @@ describe('worker: handlers in transactions', () => {
     await worker.dataSource.query(CREATE_TX_EFFECTS_TABLE);
   });
 
-  async function effects(jobId: string): Promise<Array<{ run_token: number; note: string }>> {
-    return worker.dataSource.query(
-      'SELECT run_token, note FROM tx_effects WHERE job_id = $1 ORDER BY id',
-      [jobId],
-    );
+  const effects = (jobId: string) => txEffects(worker.dataSource, jobId);
+
+  /** Cancels job `id`'s running first run, retries it, and waits for the new run: both keys. */
+  async function cancelThenRetryWhileRunning(id: string): Promise<[string, string]> {
+    const first = await runStarted(handlers, id);
+    await queue.cancel(id);
+    await queue.retry(id);
+    return [first, await runStarted(handlers, id, first)];
   }
 
   async function jobLog(jobId: string): Promise<string[]> {
@@ -117,9 +123,7 @@ describe('worker: handlers in transactions', () => {
 
   it('rolls back a run that is cancelled while it runs', async () => {
     const job = await enqueue('tx.insert', 'gate');
-    await waitFor(() => handlers.started.some((key) => key.startsWith(`${job.id}:`)), {
-      description: 'the run to start',
-    });
+    await runStarted(handlers, job.id);
     await queue.cancel(job.id);
     // Its connection is given up with the run, so its write can never commit.
     await expectNoTransactionLeftOpen();
@@ -129,18 +133,9 @@ describe('worker: handlers in transactions', () => {
 
   it("cancel, then retry while the old run goes on: only the new run's write lands", async () => {
     const job = await enqueue('tx.insert', 'gate');
-    await waitFor(() => handlers.started.some((key) => key.startsWith(`${job.id}:`)), {
-      description: 'the first run to start',
-    });
-    const first = handlers.started.find((key) => key.startsWith(`${job.id}:`))!;
-    await queue.cancel(job.id);
-    await queue.retry(job.id);
-    const second = await waitFor(
-      () => handlers.started.find((key) => key.startsWith(`${job.id}:`) && key !== first),
-      { description: 'the retried job to start again' },
-    );
-    const secondToken = Number(second.split(':')[1]);
-    handlers.gateFor(job.id, Number(first.split(':')[1])).open();
+    const [first, second] = await cancelThenRetryWhileRunning(job.id);
+    const secondToken = tokenOf(second);
+    handlers.gateFor(job.id, tokenOf(first)).open();
     handlers.gateFor(job.id, secondToken).open();
     const done = await waitForJobToFinish(queue, job.id);
     expect(done.status).toBe(JobStatus.Completed);
@@ -171,18 +166,9 @@ describe('worker: handlers in transactions', () => {
 
   it('ctx.transaction rolls back a run that is cancelled, then retried, while fn runs', async () => {
     const job = await enqueue('tx.scoped', 'gate');
-    await waitFor(() => handlers.started.some((key) => key.startsWith(`${job.id}:`)), {
-      description: 'the first run to start',
-    });
-    const first = handlers.started.find((key) => key.startsWith(`${job.id}:`))!;
-    await queue.cancel(job.id);
-    await queue.retry(job.id);
-    const second = await waitFor(
-      () => handlers.started.find((key) => key.startsWith(`${job.id}:`) && key !== first),
-      { description: 'the retried job to start again' },
-    );
-    handlers.gateFor(job.id, Number(first.split(':')[1])).open();
-    handlers.gateFor(job.id, Number(second.split(':')[1])).open();
+    const [first, second] = await cancelThenRetryWhileRunning(job.id);
+    handlers.gateFor(job.id, tokenOf(first)).open();
+    handlers.gateFor(job.id, tokenOf(second)).open();
     const done = await waitForJobToFinish(queue, job.id);
     expect(done.status).toBe(JobStatus.Completed);
     expect(await effects(job.id)).toEqual([{ run_token: done.runToken, note: 'gate' }]);
