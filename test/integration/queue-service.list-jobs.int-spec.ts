@@ -1,21 +1,6 @@
-import {
-  InvalidJobInputError,
-  Job,
-  JobListPage,
-  JobStatus,
-  ListJobsQuery,
-} from 'nest-pg-job-queue';
+import { Job, JobListPage, JobStatus, ListJobsQuery } from 'nest-pg-job-queue';
+import { refusal } from '../support/refusal';
 import { useQueueTestingModule } from '../support/test-app';
-
-/** What `listJobs` rejects with, as the typed error naming the field. */
-async function refusal(call: Promise<unknown>): Promise<InvalidJobInputError> {
-  const error = await call.then(
-    () => new Error('the call succeeded; it should have been refused'),
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(InvalidJobInputError);
-  return error as InvalidJobInputError;
-}
 
 const cursorOf = (payload: string) => Buffer.from(payload, 'utf8').toString('base64url');
 

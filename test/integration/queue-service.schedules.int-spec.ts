@@ -1,15 +1,6 @@
-import { InvalidJobInputError, JobSchedule } from 'nest-pg-job-queue';
+import { JobSchedule } from 'nest-pg-job-queue';
+import { refusal } from '../support/refusal';
 import { useQueueTestingModule } from '../support/test-app';
-
-/** What `schedule()` rejects with, as the typed error it must be. */
-async function refusal(call: Promise<unknown>): Promise<InvalidJobInputError> {
-  const error = await call.then(
-    () => new Error('the call succeeded; it should have been refused'),
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(InvalidJobInputError);
-  return error as InvalidJobInputError;
-}
 
 describe('QueueService: schedule, unschedule, schedules', () => {
   const app = useQueueTestingModule();
