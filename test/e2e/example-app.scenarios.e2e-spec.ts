@@ -292,6 +292,7 @@ describe('example app: the three scenarios over HTTP', () => {
       scheduled: 0,
       pending: 0,
       waiting: 0,
+      blocked: 0,
       claimed: 0,
       running: 0,
       completed: expect.any(Number),

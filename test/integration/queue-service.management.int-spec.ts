@@ -236,6 +236,10 @@ describe('QueueService: management API', () => {
       await update(emails[0].id, `status = 'completed'`);
       await update(emails[1].id, `status = 'completed'`);
       await update(emails[2].id, `status = 'running'`);
+      await update(
+        emails[3].id,
+        `status = 'blocked', unfinished_dependencies = 1, on_dependency_failure = 'fail'`,
+      );
       await update(reports[0].id, `status = 'failed'`);
       await update(reports[2].id, `status = 'waiting'`);
       await app.queue.cancel(reports[1].id);
@@ -244,8 +248,9 @@ describe('QueueService: management API', () => {
       expect(await app.queue.stats({ maxAgeMs: 0 })).toEqual({
         email: {
           scheduled: 0,
-          pending: 2,
+          pending: 1,
           waiting: 0,
+          blocked: 1,
           claimed: 0,
           running: 1,
           completed: 2,
@@ -257,6 +262,7 @@ describe('QueueService: management API', () => {
           scheduled: 1,
           pending: 0,
           waiting: 1,
+          blocked: 0,
           claimed: 0,
           running: 0,
           completed: 0,

@@ -8,6 +8,7 @@ const ZEROS = {
   scheduled: 0,
   pending: 0,
   waiting: 0,
+  blocked: 0,
   claimed: 0,
   running: 0,
   completed: 0,

@@ -60,6 +60,12 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
   it('counts by itself when there is no snapshot yet, and stores what it counted', async () => {
     await producer.queue.enqueue('a', {});
     await producer.queue.enqueue('b', {}, { delayMs: 3_600_000 });
+    const blocked = await producer.queue.enqueue('b', {});
+    await sql(
+      `UPDATE job_queue.jobs SET status = 'blocked', unfinished_dependencies = 1,
+                                 on_dependency_failure = 'fail' WHERE id = $1`,
+      [blocked.id],
+    );
     expect(await snapshot()).toBeUndefined();
 
     const stats = await producer.queue.stats();
@@ -69,6 +75,7 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
         scheduled: 0,
         pending: 1,
         waiting: 0,
+        blocked: 0,
         claimed: 0,
         running: 0,
         completed: 0,
@@ -80,6 +87,7 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
         scheduled: 1,
         pending: 0,
         waiting: 0,
+        blocked: 1,
         claimed: 0,
         running: 0,
         completed: 0,
@@ -89,7 +97,7 @@ describe('QueueService.stats(): a snapshot refreshed in the background, exact on
       },
     });
     expect(await snapshot()).toMatchObject({
-      counts: { a: { pending: 1 }, b: { scheduled: 1 } },
+      counts: { a: { pending: 1 }, b: { scheduled: 1, blocked: 1 } },
       count_ms: expect.any(Number),
     });
   });
