@@ -44,13 +44,18 @@ describe('QueueService.listJobs', () => {
     );
     for (const [i, job] of jobs.entries()) {
       const status = STATUSES[Math.floor(i / 3) % STATUSES.length];
+      const blocked = status === JobStatus.Blocked;
       await app.dataSource.query(
-        `UPDATE job_queue.jobs SET status = $2, result = $3::jsonb, last_error = $4 WHERE id = $1`,
+        `UPDATE job_queue.jobs SET status = $2, result = $3::jsonb, last_error = $4,
+                                   unfinished_dependencies = $5, on_dependency_failure = $6
+         WHERE id = $1`,
         [
           job.id,
           status,
           status === 'completed' ? JSON.stringify({ i }) : null,
           status === 'failed' ? `boom ${i}` : null,
+          blocked ? 1 : 0,
+          blocked ? 'fail' : null,
         ],
       );
     }
@@ -97,6 +102,12 @@ describe('QueueService.listJobs', () => {
     ['type', { type: 'report' }, `job_type = 'report'`],
     ['status', { status: JobStatus.Failed }, `status = 'failed'`],
     ['status with no jobs', { status: JobStatus.Waiting }, `false`],
+    ['status blocked', { status: JobStatus.Blocked }, `status = 'blocked'`],
+    [
+      'type and status blocked',
+      { type: 'report', status: JobStatus.Blocked },
+      `job_type = 'report' AND status = 'blocked'`,
+    ],
     [
       'type and status',
       { type: 'thumbnail', status: JobStatus.Pending },
@@ -119,6 +130,21 @@ describe('QueueService.listJobs', () => {
       }
     },
   );
+
+  it('lists blocked jobs, with how many dependencies each waits for, filtered or not', async () => {
+    const blocked = await idsWhere(`status = 'blocked'`);
+    // Statuses go round by threes (a job of each type): the 4th of 9, four times in 96 jobs.
+    expect(blocked).toHaveLength(12);
+    const unfiltered = (await walk({ limit: 50 })).flatMap((page) => page.jobs);
+    const listed = unfiltered.filter((job) => job.status === JobStatus.Blocked);
+    expect(listed.map((job) => job.id)).toEqual(blocked);
+    for (const job of listed) {
+      expect(job).toMatchObject({ unfinishedDependencies: 1, onDependencyFailure: 'fail' });
+    }
+    const { jobs } = await app.queue.listJobs({ status: JobStatus.Blocked, type: 'email' });
+    expect(jobs).toHaveLength(4);
+    expect(jobs.every((job) => job.status === JobStatus.Blocked)).toBe(true);
+  });
 
   it('filters by id: that job or none, with the other filters', async () => {
     const [newest] = await idsWhere('true');

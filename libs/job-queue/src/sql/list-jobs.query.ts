@@ -19,7 +19,10 @@ function listedColumns(): string {
   return listed;
 }
 
-/** The statuses a unique-key prefix matches in: `jobs_unique_key_prefix_idx`'s predicate. */
+/**
+ * The statuses a unique-key prefix matches in: `jobs_unique_key_prefix_idx`'s predicate, as it
+ * is, so that the planner may use the index. `blocked` is left out: a blocked job has no key.
+ */
 const UNFINISHED = `j.status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')`;
 /**
  * Jobs in flight: not in `jobs_list_idx` (so that a claim adds no entry to it), few (a worker's
