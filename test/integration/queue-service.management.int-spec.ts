@@ -151,6 +151,20 @@ describe('QueueService: management API', () => {
       });
     });
 
+    it('accepts a blocked job (its dependencies unfinished)', async () => {
+      const job = await app.queue.enqueue('progress', {});
+      await update(
+        job.id,
+        `status = 'blocked', unfinished_dependencies = 1, on_dependency_failure = 'fail'`,
+      );
+      expect(await app.queue.updateProgress(job.id, 5, 'waiting for its inputs')).toMatchObject({
+        status: JobStatus.Blocked,
+        progress: 5,
+        currentStage: 'waiting for its inputs',
+        unfinishedDependencies: 1,
+      });
+    });
+
     it('accepts 0 and a pending job', async () => {
       const job = await app.queue.enqueue('progress', {});
       expect(await app.queue.updateProgress(job.id, 0, '')).toMatchObject({

@@ -10,7 +10,8 @@ const UPDATE_PROGRESS_WRITE = (schema: QueueSchema): string => `
       current_stage = CASE WHEN $3::boolean THEN $4::text ELSE current_stage END,
       events_count = events_count + 1,
       updated_at = pg_catalog.now()
-    WHERE id = $1::bigint AND status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting')
+    WHERE id = $1::bigint
+      AND status IN ('scheduled', 'pending', 'claimed', 'running', 'waiting', 'blocked')
     RETURNING *
   ), logged AS (
     INSERT INTO ${schema.jobEvents} (job_id, run_token, attempt, at, kind, data)
@@ -60,7 +61,7 @@ const UPDATE_PROGRESS_AND_NOTIFY = (
 /**
  * Records progress (and the stage, when given) on an unfinished job, whichever run holds it: a
  * management call (`QueueService.updateProgress`), not a run's, so a job no run holds (`waiting`
- * for its concurrency key, say) takes it too. Returns the job's row, or nothing when no
+ * for its concurrency key, `blocked` by its dependencies) takes it too. Returns the job's row, or nothing when no
  * unfinished job has that id. With `notifyOrigin`, it also sends the job's `progress` event.
  */
 export async function updateProgressRow(
