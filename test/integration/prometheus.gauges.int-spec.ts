@@ -52,6 +52,11 @@ describe('prometheus: gauges read at scrape time', () => {
     const idle = await app.queue.enqueueMany([1, 2, 3].map(() => ({ type: IDLE, data: {} })));
     await app.queue.enqueue(IDLE, {}, { delayMs: 3_600_000 });
     await app.queue.cancel(idle[0].id);
+    await app.dataSource.query(
+      `UPDATE job_queue.jobs SET status = 'blocked', unfinished_dependencies = 1,
+                                 on_dependency_failure = 'fail' WHERE id = $1`,
+      [idle[1].id],
+    );
     await waitFor(
       async () => {
         const [row] = await app.dataSource.query(
@@ -78,7 +83,8 @@ describe('prometheus: gauges read at scrape time', () => {
     }
     expect(expected).toMatchObject({
       [`status=completed,type=${FREE_JOB}`]: 2,
-      [`status=pending,type=${IDLE}`]: 2,
+      [`status=pending,type=${IDLE}`]: 1,
+      [`status=blocked,type=${IDLE}`]: 1,
       [`status=scheduled,type=${IDLE}`]: 1,
       [`status=cancelled,type=${IDLE}`]: 1,
     });
