@@ -215,6 +215,62 @@ export function dashboardSuite(platform: Platform): void {
       expect(bad.text).toMatch(/<p id="error"[^>]*>.*status/);
     });
 
+    it('shows a blocked job: counted in the overview, found by the status filter, its flow, step and dependencies on its page', async () => {
+      const job = await dash.queue.enqueue('dashboard.flow', {});
+      const flowId = '0b7c1e52-4f4e-4c1f-9d0a-3f6a2b8c9d10';
+      await dash.sql.query(
+        `UPDATE job_queue.jobs SET status = 'blocked', unfinished_dependencies = 1,
+                                   on_dependency_failure = 'fail', flow_id = $2, step_name = $3
+         WHERE id = $1`,
+        [job.id, flowId, `publish ${SCRIPT}`],
+      );
+
+      const overview = await overviewShowing('data-type="dashboard.flow"');
+      expect(overview.text).toMatch(
+        /<th scope="col"><a href="\/queue\/jobs\?status=blocked">blocked<\/a>/,
+      );
+      expect(overview.text).toMatch(
+        /<tr data-type="dashboard.flow"[\s\S]*?data-status="blocked">\s*<a href="\/queue\/jobs\?type=dashboard.flow&amp;status=blocked">1<\/a>/,
+      );
+
+      const listing = await get('/queue/jobs?status=blocked');
+      expect(listing.status).toBe(200);
+      expect(listing.text).toMatch(/<option value="blocked"\s+selected>/);
+      const listed = [...listing.text.matchAll(/<tr data-job-id="(\d+)" class="status-(\w+)">/g)];
+      expect(listed.map((m) => [m[1], m[2]])).toEqual([[job.id, 'blocked']]);
+
+      const page = await get(`/queue/jobs/${job.id}`);
+      expect(page.text).toContain('<span id="job-status" class="status">blocked</span>');
+      expect(page.text).toContain(`<dd id="job-flow">${flowId}</dd>`);
+      expect(page.text).toContain(`<dd id="job-step">publish ${SCRIPT_ESCAPED}</dd>`);
+      expect(page.text).toContain('<dd id="job-dependencies">1 unfinished</dd>');
+      expectNoRawHostile(page.text);
+      // Unfinished: the page follows it, and the stream carries the count the page shows.
+      expect(page.text).toContain('data-stream=');
+      const client = new SseClient(`${dash.url}/queue/jobs/${job.id}/stream`, admin);
+      try {
+        const states = () =>
+          client.of('job').map((m) => m.data as { status: string; unfinishedDependencies: number });
+        await waitFor(() => states().length > 0, { description: 'the first state streamed' });
+        expect(states()[0]).toMatchObject({ status: 'blocked', unfinishedDependencies: 1 });
+        await dash.sql.query(
+          `UPDATE job_queue.jobs SET status = 'pending', unfinished_dependencies = 0 WHERE id = $1`,
+          [job.id],
+        );
+        await waitFor(() => states().some((state) => state.status === 'pending'), {
+          description: 'its move to pending streamed',
+        });
+        expect(states().at(-1)).toMatchObject({ status: 'pending', unfinishedDependencies: 0 });
+      } finally {
+        client.disconnect();
+      }
+
+      // A job without dependencies has none of those rows.
+      const plain = await dash.queue.enqueue('dashboard.flow', {});
+      const plainPage = await get(`/queue/jobs/${plain.id}`);
+      expect(plainPage.text).not.toMatch(/id="job-(flow|step|dependencies)"/);
+    });
+
     it('answers an unknown job with a 404 page, and a bad id with a 400', async () => {
       const missing = await get('/queue/jobs/987654321');
       expect(missing.status).toBe(404);

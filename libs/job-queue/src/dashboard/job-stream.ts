@@ -19,6 +19,7 @@ function jobState(job: Job) {
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
     lastError: job.lastError,
+    unfinishedDependencies: job.unfinishedDependencies,
   };
 }
 

@@ -24,6 +24,7 @@ export const DASHBOARD_JS = `'use strict';
     setText('job-progress-text', job.progress + '%');
     setText('job-attempts', job.attempts + (job.maxAttempts === null ? '' : ' / ' + job.maxAttempts));
     setText('job-error', job.lastError === null ? '' : job.lastError);
+    setText('job-dependencies', job.unfinishedDependencies + ' unfinished');
   });
   source.addEventListener('log', function (message) {
     var entry = JSON.parse(message.data);

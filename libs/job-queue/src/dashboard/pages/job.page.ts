@@ -24,6 +24,7 @@ export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): Safe
         <dd id="job-type">${job.jobType}</dd>
         <dt>Status</dt>
         <dd><span id="job-status" class="status">${job.status}</span></dd>
+        ${dependencyRows(job)}
         <dt>Stage</dt>
         <dd id="job-stage">${job.currentStage ?? ''}</dd>
         <dt>Progress</dt>
@@ -65,6 +66,29 @@ export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): Safe
         ${events.map(eventItem)}
       </ol>`,
   });
+}
+
+/**
+ * Its flow and step, and how many of its dependencies are unfinished (the script keeps that
+ * count live), each only when the job has one.
+ */
+function dependencyRows(job: Job): SafeHtml[] {
+  const rows: Array<[label: string, id: string, value: string | null]> = [
+    ['Flow', 'job-flow', job.flowId],
+    ['Step', 'job-step', job.stepName],
+    [
+      'Dependencies',
+      'job-dependencies',
+      job.onDependencyFailure === null ? null : `${job.unfinishedDependencies} unfinished`,
+    ],
+  ];
+  return rows
+    .filter(([, , value]) => value !== null)
+    .map(
+      ([label, id, value]) =>
+        html`<dt>${label}</dt>
+          <dd id="${id}">${value}</dd>`,
+    );
 }
 
 /** One log row; the script renders rows that arrive live the same way, as text. */
