@@ -43,9 +43,20 @@ export type {
   EnqueueOptions,
   EnqueueOutcome,
   EnqueueResult,
+  DependencyFailurePolicy,
+  DependencyOptions,
   JobOptions,
   WriteOptions,
 } from './interfaces/enqueue-options.interface';
+export type {
+  DependencyResult,
+  DependencyResults,
+  FlowDefinition,
+  FlowJobOptions,
+  FlowNode,
+  FlowResult,
+  FlowStep,
+} from './interfaces/flow.interface';
 export type { JobListPage, ListJobsQuery } from './interfaces/list-jobs.interface';
 export { isJobListCursor } from './validation/job-list-cursor';
 export { Job } from './entities/job.entity';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from './job-queue.constants';
@@ -74,6 +75,17 @@ import { RedriveOptions } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
 import { checkDtoInput } from './queue/job-dto';
+import { FlowDefinition, FlowResult } from './interfaces/flow.interface';
+import {
+  checkDependentOptions,
+  checkDependsOn,
+  checkPolicy,
+  toFlowGraph,
+} from './queue/flow-graph';
+import { enqueueDependent } from './queue/enqueue-dependent';
+import { insertFlowJobs } from './sql/insert-flow-jobs.query';
+import { cancelFlowRows } from './sql/cancel-job.query';
+import { checkFlowId } from './validation/job-input.checks';
 import {
   JobDataOf,
   JobFor,
@@ -164,14 +176,41 @@ export class QueueService {
     data: unknown,
     opts: EnqueueOptions = {},
   ): Promise<EnqueueResult> {
-    const { manager, dto, ...jobOptions } = jobInput.plainObject('options', opts) as EnqueueOptions;
+    const { manager, dto, dependsOn, onDependencyFailure, ...jobOptions } = jobInput.plainObject(
+      'options',
+      opts,
+    ) as EnqueueOptions;
     // `type` and `data` are arguments here, not options: refuse them instead of dropping them.
     jobInput.knownKeys(jobOptions, JOB_OPTION_KEYS);
-    const db = this.db(checkManager(manager) ?? this.ambient?.manager());
+    const target = checkManager(manager) ?? this.ambient?.manager();
     const item = { ...jobOptions, type: jobType, data };
+    if (dependsOn === undefined && onDependencyFailure !== undefined) {
+      jobInput.fail('onDependencyFailure', onDependencyFailure, 'dependsOn beside it');
+    }
+    const dependencies = dependsOn === undefined ? undefined : checkDependsOn(dependsOn);
+    if (dependencies) checkDependentOptions(jobOptions as Record<string, unknown>);
+    const policy = checkPolicy('onDependencyFailure', onDependencyFailure);
     const row = toJobInsertRow('', item, this.options.maxPayloadBytes, this.retentionOf);
     if (dto !== undefined) await checkDtoInput(dto, data);
-    const [result] = await this.insertRows(db, [row]);
+    if (dependencies) {
+      const [result] = await this.instrumented([row], (rows, now) =>
+        this.inTransaction(target, async (db) => [
+          {
+            job: await enqueueDependent(
+              db,
+              this.options.schema,
+              rows[0],
+              dependencies,
+              policy,
+              now,
+            ),
+            outcome: 'created',
+          },
+        ]),
+      );
+      return result;
+    }
+    const [result] = await this.insertRows(this.db(target), [row]);
     return result;
   }
 
@@ -222,9 +261,22 @@ export class QueueService {
    * Enqueues `rows` at the queue's clock (moved only in tests): their delays count from it. The
    * instruments see the call, and what they capture is each job's `meta`.
    */
-  private async insertRows(db: Queryable, rows: JobInsertRow[]): Promise<EnqueueResult[]> {
+  private insertRows(db: Queryable, rows: JobInsertRow[]): Promise<EnqueueResult[]> {
+    return this.instrumented(rows, (withMeta, now) =>
+      enqueueRows(db, this.options.schema, withMeta, now),
+    );
+  }
+
+  /**
+   * Runs `insert` with `rows` and the queue's clock; the instruments see the call, and what they
+   * capture is each job's `meta`.
+   */
+  private async instrumented(
+    rows: JobInsertRow[],
+    insert: (rows: JobInsertRow[], now: Date | null) => Promise<EnqueueResult[]>,
+  ): Promise<EnqueueResult[]> {
     const now = this.clock?.now() ?? null;
-    if (!this.instruments?.active) return enqueueRows(db, this.options.schema, rows, now);
+    if (!this.instruments?.active) return insert(rows, now);
     const instrumented = this.instruments.enqueueStarted(rows.map((row) => row.jobType));
     let results: EnqueueResult[];
     try {
@@ -233,7 +285,7 @@ export class QueueService {
           ? null
           : serialiseData('meta', instrumented.meta, this.options.maxMetaBytes, 'maxMetaBytes');
       const withMeta = metaJson === null ? rows : rows.map((row) => ({ ...row, metaJson }));
-      results = await enqueueRows(db, this.options.schema, withMeta, now);
+      results = await insert(withMeta, now);
     } catch (error) {
       instrumented.ended({ error });
       throw error;
@@ -242,6 +294,68 @@ export class QueueService {
       created: results.flatMap((result) => (result.outcome === 'created' ? [result.job] : [])),
     });
     return results;
+  }
+
+  /**
+   * `fn` in the caller's transaction (`target`, a manager), else in one of its own: statements
+   * that must commit together, or not at all.
+   */
+  private inTransaction<R>(
+    target: Queryable | undefined,
+    fn: (db: Queryable) => Promise<R>,
+  ): Promise<R> {
+    if (target) return fn(this.db(target));
+    return this.dataSource.transaction((manager) => fn(this.db(manager)));
+  }
+
+  /**
+   * Enqueues a flow, every job and dependency in one statement: a graph of named steps
+   * (`{ steps: [{ name, type, data, dependsOn: ['other step'] }] }`) or a tree whose nodes wait
+   * for their `children`. A job with dependencies is `blocked` until they have finished. Returns
+   * the flow's id (for `cancelFlow`) and its jobs. A cycle, a dependency on no step of the flow,
+   * a repeated name, bad job options, more than `maxBatchSize` steps or `maxBatchBytes` of data
+   * are refused (`InvalidJobInputError`, naming the field) before anything is written.
+   */
+  async flow(definition: FlowDefinition, opts: WriteOptions = {}): Promise<FlowResult> {
+    jobInput.knownKeys(jobInput.plainObject('options', opts), WRITE_OPTION_KEYS);
+    const db = this.db(checkManager(opts.manager) ?? this.ambient?.manager());
+    const graph = toFlowGraph(definition, this.options, this.retentionOf);
+    const flowId = randomUUID();
+    const results = await this.instrumented(
+      graph.jobs.map((job) => job.row),
+      async (rows, now) => {
+        const withRows = graph.jobs.map((job, i) => ({ ...job, row: rows[i] }));
+        const jobs = await insertFlowJobs(
+          db,
+          this.options.schema,
+          withRows,
+          graph.edges,
+          flowId,
+          now,
+        );
+        return jobs.map((job) => ({ job, outcome: 'created' as const }));
+      },
+    );
+    const jobs = results.map((result) => result.job);
+    return {
+      flowId,
+      jobs,
+      steps: Object.fromEntries(graph.names.map((name, i) => [name, jobs[i]])),
+    };
+  }
+
+  /**
+   * Cancels every job of the flow that has not finished (as `cancel` does one: a running one's
+   * `ctx.signal` aborts) and returns them; the finished ones stay as they are. A flow with
+   * nothing left to cancel returns `[]`.
+   */
+  async cancelFlow(flowId: string): Promise<Job[]> {
+    const id = checkFlowId('flowId', flowId);
+    const rows = await cancelFlowRows(this.db(), this.options.schema, id, this.notifyOrigin());
+    const jobs = rows.map(toJob);
+    this.events?.emit(jobs.map((job) => jobEvent('cancelled', job)));
+    for (const job of jobs) this.instruments?.cancelled(job.jobType);
+    return jobs;
   }
 
   /**

@@ -5,7 +5,8 @@
  * the claim's way, until the stager moves it to `pending` once due; a job due at once starts at
  * `pending`. A job whose concurrency key is at its limit (`concurrencyPerKey`) may be set aside
  * as `waiting` by a claim, out of the claim's way too, and goes back to `pending` when one of its
- * key's slots frees up. The values are stored as-is in `jobs.status` and listed again in the table's CHECK
+ * key's slots frees up. A job with unfinished dependencies (`dependsOn`, a flow's steps) is
+ * `blocked`, out of every claim's way, until its last dependency finishes (see `Job.flowId`). The values are stored as-is in `jobs.status` and listed again in the table's CHECK
  * constraint.
  *
  * @publicApi
@@ -14,6 +15,7 @@ export enum JobStatus {
   Scheduled = 'scheduled',
   Pending = 'pending',
   Waiting = 'waiting',
+  Blocked = 'blocked',
   Claimed = 'claimed',
   Running = 'running',
   Completed = 'completed',

@@ -127,6 +127,29 @@ export class Job<TData = unknown, TResult = unknown> {
   @Column({ type: 'jsonb', nullable: true })
   meta: Record<string, unknown> | null;
 
+  /** The flow the job belongs to (`QueueService.flow`), or `null`. */
+  @Column({ name: 'flow_id', type: 'uuid', nullable: true })
+  flowId: string | null;
+
+  /** The job's step name in its flow, or `null`. */
+  @Column({ name: 'step_name', type: 'text', nullable: true })
+  stepName: string | null;
+
+  /** How many of its dependencies have not finished yet; it is `blocked` while any has not. */
+  @Column({ name: 'unfinished_dependencies', type: 'integer', default: 0 })
+  unfinishedDependencies: number;
+
+  /**
+   * What a dependency that fails or is cancelled does to this job: `fail` it too, or `continue`
+   * (it runs once every dependency has finished). `null` for a job without dependencies.
+   */
+  @Column({ name: 'on_dependency_failure', type: 'text', nullable: true })
+  onDependencyFailure: 'fail' | 'continue' | null;
+
+  /** Whether some job depends on this one (retention keeps it while such a job is unfinished). */
+  @Column({ name: 'has_dependants', type: 'boolean', default: false })
+  hasDependants: boolean;
+
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt: Date;
 }

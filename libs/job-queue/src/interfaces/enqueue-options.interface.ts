@@ -65,8 +65,32 @@ export interface WriteOptions {
   manager?: EntityManager;
 }
 
+/**
+ * What a job does when one of its dependencies fails for good or is cancelled: `fail` too (the
+ * default; its `last_error` names the dependency, and its own dependants follow), or `continue`:
+ * it runs once every dependency has finished, whatever became of each
+ * (`ctx.dependencyResults()` says).
+ *
+ * @publicApi
+ */
+export type DependencyFailurePolicy = 'fail' | 'continue';
+
+/** The options of a job that waits for others. @publicApi */
+export interface DependencyOptions {
+  /**
+   * Ids of existing jobs this one waits for: it is `blocked` until each has finished, then due
+   * (or failed, per `onDependencyFailure`). A dependency that completed already counts at once;
+   * one that failed or was cancelled applies the policy at once. At most 1,000 ids; an id of no
+   * job (never enqueued, or pruned since) is refused. Not with `uniqueKey`, `debounceMs` or
+   * `throttleMs`.
+   */
+  dependsOn?: Array<string | number>;
+  /** Default `fail`. Needs `dependsOn`. */
+  onDependencyFailure?: DependencyFailurePolicy;
+}
+
 /** Options of `QueueService.enqueue`. @publicApi */
-export interface EnqueueOptions extends JobOptions, WriteOptions {
+export interface EnqueueOptions extends JobOptions, WriteOptions, DependencyOptions {
   /**
    * A class with class-validator decorators: `data` is transformed into it and validated before
    * anything is written, as `@JobHandler(type, { dto })` does before a run; data that fails is

@@ -2,6 +2,7 @@ import { LoggerService } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import type { SnoozeJob } from '../errors/snooze-job';
+import type { DependencyResults } from './flow.interface';
 
 /**
  * Terminology:
@@ -73,6 +74,14 @@ export interface JobContext<T = unknown> {
    * transaction instead, and the job completes when the handler returns.
    */
   transaction<R>(fn: (manager: EntityManager) => Promise<R>): Promise<R>;
+  /**
+   * The job's dependencies (`dependsOn`, a flow's steps) as they finished: each one's status,
+   * result (bounded by `maxResultBytes` when it was stored) and the first line of its error,
+   * by job id and by step name, with those that did not complete under `failed` (only with
+   * `onDependencyFailure: 'continue'` can any have). Read from the database at each call; a job
+   * without dependencies gets empty ones.
+   */
+  dependencyResults(): Promise<DependencyResults>;
 }
 
 /** The shape of a handler method. @publicApi */

@@ -13,10 +13,10 @@ import {
 import { QueueSchema } from '../sql/queue-schema';
 import { MigrationClass, schemaMigration } from './schema-migration';
 
-const STATUSES_BEFORE = `'scheduled', 'pending', 'claimed', 'running', 'completed', 'failed', 'cancelled'`;
+export const STATUSES_BEFORE = `'scheduled', 'pending', 'claimed', 'running', 'completed', 'failed', 'cancelled'`;
 
 /** The status CHECK with `statuses`: added NOT VALID, then validated without blocking writes. */
-async function replaceStatusCheck(
+export async function replaceStatusCheck(
   queryRunner: QueryRunner,
   schema: QueueSchema,
   statuses: string,

@@ -18,6 +18,7 @@ import { addUniquenessPoliciesFor } from './1795939200013-AddUniquenessPolicies'
 import { pruneAtQueueTimeFor } from './1795939200014-PruneAtQueueTime';
 import { addJobMetaFor } from './1795939200015-AddJobMeta';
 import { addJobListIndexesFor } from './1795939200016-AddJobListIndexes';
+import { addJobDependenciesFor } from './1795939200017-AddJobDependencies';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -66,6 +67,7 @@ export function jobQueueMigrationsFor(
     pruneAtQueueTimeFor(schema),
     addJobMetaFor(schema),
     addJobListIndexesFor(schema),
+    addJobDependenciesFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

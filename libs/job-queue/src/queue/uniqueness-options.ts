@@ -2,7 +2,7 @@ import { JobStatus } from '../entities/job-status.enum';
 import { JobOptions } from '../interfaces/enqueue-options.interface';
 import { PG_INT_MAX } from '../job-queue.constants';
 import { ResolvedRetention } from '../options/resolved-options';
-import { UNFINISHED_STATUSES, UNIQUE_STATE_BITS } from '../sql/unique-keys.sql';
+import { KeyedJobStatus, UNFINISHED_STATUSES, UNIQUE_STATE_BITS } from '../sql/unique-keys.sql';
 import { jobInput } from '../validation/input.validator';
 
 /** What a row stores and how it is written, from a job's uniqueness options. */
@@ -20,7 +20,7 @@ const NO_POLICY: ResolvedUniqueness = { statesMask: null, windowMs: null, deboun
 /** Every status: a throttled key counts in all of them, so its window's first job stays. */
 const ALL_STATES_MASK = Object.values(UNIQUE_STATE_BITS).reduce((mask, bit) => mask | bit, 0);
 
-const FINISHED: ReadonlyArray<[JobStatus, keyof ResolvedRetention]> = [
+const FINISHED: ReadonlyArray<[KeyedJobStatus, keyof ResolvedRetention]> = [
   [JobStatus.Completed, 'completedMs'],
   [JobStatus.Failed, 'failedMs'],
   [JobStatus.Cancelled, 'cancelledMs'],
@@ -98,7 +98,7 @@ function checkStates(named: (field: string) => string, value: unknown): number {
   const states = jobInput.nonEmptyArray(field, value, `a non-empty array of ${known.join(', ')}`);
   let mask = 0;
   states.forEach((state, i) => {
-    const bit = UNIQUE_STATE_BITS[state as JobStatus];
+    const bit = UNIQUE_STATE_BITS[state as KeyedJobStatus];
     if (typeof state !== 'string' || bit === undefined) {
       jobInput.fail(`${field}[${i}]`, state, `one of ${known.join(', ')}`);
     }

@@ -202,6 +202,11 @@ function newJob(row: JobInsertRow, id: string, nowMs: number): Job {
   job.concurrencyKey = row.concurrencyKey;
   job.result = null;
   job.meta = row.metaJson === null ? null : (JSON.parse(row.metaJson) as Record<string, unknown>);
+  job.flowId = null;
+  job.stepName = null;
+  job.unfinishedDependencies = 0;
+  job.onDependencyFailure = null;
+  job.hasDependants = false;
   job.updatedAt = new Date(nowMs);
   return job;
 }

@@ -51,6 +51,14 @@ export class QueueSchema {
   readonly releaseKeySlot: string;
   /** Whether a row's unique key counts in its status (`jobs_unique_key_idx`'s predicate). */
   readonly uniqueStateCounts: string;
+  /** The function of the trigger that copies a job failed for good to its type's dead letters: `"job_queue".jobs_dead_letter`. */
+  readonly deadLetter: string;
+  /** Which job waits for which (`dependsOn`, flows): `"job_queue".job_dependencies`. */
+  readonly jobDependencies: string;
+  /** The function of the trigger that moves a finished job's dependants on: `"job_queue".jobs_resolve_dependants`. */
+  readonly resolveDependants: string;
+  /** The function of the trigger that keeps a dependency its dependants still need: `"job_queue".jobs_keep_dependencies`. */
+  readonly keepDependencies: string;
   /**
    * The first key of the advisory locks that make claims of a limited type take turns (the
    * second is the type's hashtext), an int4 as decimal text; see `claimLockClass`.
@@ -85,6 +93,10 @@ export class QueueSchema {
     this.notifyInserted = `${this.quoted}.jobs_notify_inserted`;
     this.releaseKeySlot = `${this.quoted}.jobs_release_key_slot`;
     this.uniqueStateCounts = `${this.quoted}.job_unique_state_counts`;
+    this.deadLetter = `${this.quoted}.jobs_dead_letter`;
+    this.jobDependencies = `${this.quoted}.job_dependencies`;
+    this.resolveDependants = `${this.quoted}.jobs_resolve_dependants`;
+    this.keepDependencies = `${this.quoted}.jobs_keep_dependencies`;
     this.claimLockClass = claimLockClass(name);
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;

@@ -3,12 +3,16 @@ import { UNIQUE_WINDOW_SEPARATOR } from '../job-queue.constants';
 import { QueueSchema } from './queue-schema';
 import { queueNowSql } from './queue-now.sql';
 
+/** The statuses a job with a unique key can be in. */
+export type KeyedJobStatus = Exclude<JobStatus, JobStatus.Blocked>;
+
 /**
  * How a row stores the statuses its unique key counts in (`jobs.unique_states`): one bit per
  * status. The bits are those of `job_unique_state_counts` (sql/functions/unique-state-counts.v1.ts);
- * NULL stores the default, the unfinished statuses.
+ * NULL stores the default, the unfinished statuses. A `blocked` job has none: it has dependencies,
+ * and a job with dependencies has no unique key (`dependsOn` refuses one).
  */
-export const UNIQUE_STATE_BITS: Readonly<Record<JobStatus, number>> = {
+export const UNIQUE_STATE_BITS: Readonly<Record<KeyedJobStatus, number>> = {
   [JobStatus.Scheduled]: 1,
   [JobStatus.Pending]: 2,
   [JobStatus.Waiting]: 4,
@@ -24,7 +28,7 @@ export const UNIQUE_STATE_BITS: Readonly<Record<JobStatus, number>> = {
  * retry's backoff, a rescue, a key's slot freeing up), so a key that did not count in one of
  * them could be taken meanwhile, and the move would then break the unique index.
  */
-export const UNFINISHED_STATUSES: readonly JobStatus[] = [
+export const UNFINISHED_STATUSES: readonly KeyedJobStatus[] = [
   JobStatus.Scheduled,
   JobStatus.Pending,
   JobStatus.Claimed,

@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Job } from '../entities/job.entity';
 import { SnoozeJob } from '../errors/snooze-job';
 import { JobContext } from '../interfaces/job-context.interface';
+import { DependencyResults } from '../interfaces/flow.interface';
 import { checkProgress, checkStage } from '../validation/job-input.checks';
 import { checkLogData, checkLogMessage } from '../validation/log-line.checks';
 import { PerformResult } from './testing.types';
@@ -58,4 +59,8 @@ export class RecordingJobContext<T> implements JobContext<T> {
   };
 
   snooze = (delayMs: number): SnoozeJob => new SnoozeJob(delayMs);
+
+  /** What `ctx.dependencyResults()` gives: a `perform`'s job has no row, so no dependencies. */
+  dependencyResults = (): Promise<DependencyResults> =>
+    Promise.resolve({ all: [], byJobId: {}, byStep: {}, failed: [] });
 }

@@ -91,3 +91,12 @@ export function checkJobId(field: string, value: unknown): string {
   }
   jobInput.fail(field, value, 'a job id (a positive integer or its decimal string)');
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A flow's id, as `QueueService.flow` made it: a UUID. */
+export function checkFlowId(field: string, value: unknown): string {
+  if (typeof value !== 'string' || !UUID.test(value))
+    jobInput.fail(field, value, 'a flow id (a UUID)');
+  return value.toLowerCase();
+}

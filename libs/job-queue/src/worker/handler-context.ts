@@ -11,6 +11,9 @@ import { JobEventStream } from '../events/job-event-stream';
 import { RunLog } from './run-log';
 import { checkLogData, checkLogMessage } from '../validation/log-line.checks';
 import { RunTransaction } from './run-transaction';
+import { DependencyResults } from '../interfaces/flow.interface';
+import { readDependencyResults } from '../sql/dependency-results.query';
+import { toDependencyResults } from '../queue/dependency-results';
 
 /** What `ctx.manager` says when the run has no transaction. */
 const NO_MANAGER =
@@ -109,6 +112,10 @@ export class HandlerContext implements JobContext {
     );
     return this.reporter;
   }
+
+  /** An arrow, like `progress`. */
+  dependencyResults = async (): Promise<DependencyResults> =>
+    toDependencyResults(await readDependencyResults(this.db, this.schema, this.job.id));
 
   /** An arrow, like `progress`. The executor recognises the returned value. */
   snooze = (delayMs: number): SnoozeJob => new SnoozeJob(delayMs);
