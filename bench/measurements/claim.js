@@ -134,6 +134,30 @@ const fills = {
        now() + interval '1 day'`,
       [TYPE, await scheduledStatus(client)],
     ),
+  // Jobs of the claimed type waiting for a running one (`dependsOn`: status `blocked`, one edge
+  // each), enqueued an hour ago: ahead of the ready jobs in the claim's order.
+  blocked: async (client, rows) => {
+    const { rows: running } = await client.query(
+      `INSERT INTO ${JOBS} (job_type, status, data, attempts, run_token, worker_id, claimed_at,
+                            started_at, heartbeat_at, has_dependants)
+       VALUES ($1, 'running', '{}', 1, 1, 'bench', now(), now(), now(), true) RETURNING id`,
+      [TYPE],
+    );
+    await insertSeries(
+      client,
+      rows,
+      `job_type, status, data, unfinished_dependencies, on_dependency_failure, created_at,
+       updated_at`,
+      `$2, 'blocked', jsonb_build_object('i', g), 1, 'fail', now() - interval '1 hour',
+       now() - interval '1 hour'`,
+      [TYPE],
+    );
+    await client.query(
+      `INSERT INTO ${qualified('job_dependencies')} (dependency_id, job_id)
+       SELECT $1, id FROM ${JOBS} WHERE status = 'blocked'`,
+      [running[0].id],
+    );
+  },
   // Ready jobs of a type this claim does not ask for, enqueued an hour ago.
   otherType: (client, rows) =>
     insertSeries(
@@ -209,6 +233,15 @@ const CASES = [
     types: [TYPE],
     fill: async (client, rows) => {
       await fills.scheduled(client, rows);
+      await insertReady(client, TYPE, BATCH);
+    },
+  },
+  {
+    key: 'blocked',
+    label: (cfg) => `${millions(cfg)} same-type jobs blocked on a running one`,
+    types: [TYPE],
+    fill: async (client, rows) => {
+      await fills.blocked(client, rows);
       await insertReady(client, TYPE, BATCH);
     },
   },
