@@ -82,6 +82,17 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
     return rows[0].id;
   }
 
+  /** A job of `type` waiting for one unfinished dependency, as `dependsOn` leaves it. */
+  async function blockedJob(type: string): Promise<string> {
+    const id = await jobIn(type, 'pending');
+    await sql.query(
+      `UPDATE job_queue.jobs SET status = 'blocked', unfinished_dependencies = 1,
+                                 on_dependency_failure = 'fail' WHERE id = $1`,
+      [id],
+    );
+    return id;
+  }
+
   async function statusesOf(ids: string[]): Promise<string[]> {
     const statuses: string[] = [];
     for (const id of ids) statuses.push(await statusOf(id));
@@ -232,6 +243,17 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       });
       const badCursor = await local('list', '--cursor', 'nope');
       expect(badCursor.code).toBe(2);
+
+      const blocked = await blockedJob('mail');
+      const onlyBlocked = parsed<{ jobs: Array<Record<string, unknown>> }>(
+        await local('list', '--status', 'blocked', '--json'),
+      );
+      expect(onlyBlocked.jobs).toEqual([
+        expect.objectContaining({ id: blocked, status: 'blocked', unfinishedDependencies: 1 }),
+      ]);
+      expect((await local('list')).stdout).toMatch(
+        new RegExp(`^${blocked}\\s+mail\\s+blocked\\s`, 'm'),
+      );
     });
 
     it('show: the job and its log; an unknown id exits 1, a bad one 2', async () => {
@@ -347,14 +369,21 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
     it('pause, resume and stats', async () => {
       await jobIn('mail', 'pending');
       await jobIn('mail', 'failed');
+      await blockedJob('mail');
       expect(parsed(await runJson('pause', 'mail'))).toEqual({ type: 'mail', paused: true });
       const stats = parsed<{ types: Record<string, Record<string, unknown>> }>(
         await runJson('stats', '--fresh'),
       );
-      expect(stats.types.mail).toMatchObject({ pending: 1, failed: 1, completed: 0, paused: true });
+      expect(stats.types.mail).toMatchObject({
+        pending: 1,
+        blocked: 1,
+        failed: 1,
+        completed: 0,
+        paused: true,
+      });
       const human = await local('stats', '--fresh');
       expect(human.stdout).toMatch(
-        /^TYPE\s+SCHEDULED\s+PENDING.*PAUSED\nmail\s+0\s+1\s.*paused\n$/,
+        /^TYPE\s+SCHEDULED\s+PENDING\s+WAITING\s+BLOCKED\s+CLAIMED.*PAUSED\nmail\s+0\s+1\s+0\s+1\s+0\s.*paused\n$/,
       );
       expect(parsed(await runJson('resume', 'mail'))).toEqual({ type: 'mail', paused: false });
       expect((await local('pause', ' '.repeat(3))).code).toBe(2);
@@ -436,6 +465,8 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       expect(none.code).toBe(2);
       const help = await local('--help');
       expect(help.code).toBe(0);
+      // list names the statuses --status takes.
+      expect(help.stdout).toMatch(/^ {2}list .*\(STATUS: scheduled, pending, waiting, blocked, /m);
       for (const command of [
         'migrate',
         'stats',
@@ -530,9 +561,11 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
 
     it('colours statuses on a terminal, and not with NO_COLOR', async () => {
       await jobIn('mail', 'failed');
+      await blockedJob('mail');
       const coloured = terminal();
       expect(await main(['list'], coloured.io)).toBe(0);
       expect(coloured.text.stdout).toContain('\x1b[31mfailed\x1b[0m');
+      expect(coloured.text.stdout).toContain('\x1b[33mblocked\x1b[0m');
       const plain = terminal();
       plain.io.env = { ...plain.io.env, NO_COLOR: '1' } as typeof plain.io.env;
       expect(await main(['list'], plain.io)).toBe(0);

@@ -1,21 +1,10 @@
 import { Job } from '../entities/job.entity';
 import { JobLogEntry } from '../interfaces/job-log-entry.interface';
 import { Cell, Output } from './output';
-import { plain } from './terminal';
-
-const STATUS_COLOURS: Record<string, string> = {
-  failed: 'red',
-  completed: 'green',
-  pending: 'yellow',
-  scheduled: 'yellow',
-  waiting: 'yellow',
-  claimed: 'cyan',
-  running: 'cyan',
-  cancelled: 'dim',
-};
+import { plain, statusColour } from './terminal';
 
 export function statusCell(status: string): { text: string; colour: string } {
-  return { text: plain(status), colour: STATUS_COLOURS[status] ?? '' };
+  return { text: plain(status), colour: statusColour(status) };
 }
 
 /** Attempts as `1/3` (`1/-` without a limit of its own). */

@@ -26,12 +26,14 @@ const SGR: Record<string, string> = {
   dim: '2',
   bold: '1',
 };
-const STATUS_COLOUR: Record<string, string> = {
+/** Every status, so that a new one does not compile until it has its colour. */
+const STATUS_COLOUR: Record<JobStatus, string> = {
   [JobStatus.Failed]: 'red',
   [JobStatus.Completed]: 'green',
   [JobStatus.Pending]: 'yellow',
   [JobStatus.Scheduled]: 'yellow',
   [JobStatus.Waiting]: 'yellow',
+  [JobStatus.Blocked]: 'yellow',
   [JobStatus.Claimed]: 'cyan',
   [JobStatus.Running]: 'cyan',
   [JobStatus.Cancelled]: 'dim',
@@ -43,8 +45,9 @@ export function painter(on: boolean): Paint {
   return (colour, text) => (on && SGR[colour] ? `\x1b[${SGR[colour]}m${text}\x1b[0m` : text);
 }
 
-export function paintStatus(paint: Paint, status: string): string {
-  return paint(STATUS_COLOUR[status] ?? '', status);
+/** A status' colour; none for a value that is no status (a row written by hand). */
+export function statusColour(status: string): string {
+  return STATUS_COLOUR[status as JobStatus] ?? '';
 }
 
 /**

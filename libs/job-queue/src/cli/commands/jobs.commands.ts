@@ -11,7 +11,7 @@ export const SHOW_LOG_LIMIT = 1_000;
 export const listCommand: Command = {
   name: 'list',
   usage: 'list [--type TYPE] [--status STATUS] [--limit N] [--cursor CURSOR]',
-  summary: 'jobs, newest first, a page at a time',
+  summary: `jobs, newest first, a page at a time (STATUS: ${Object.values(JobStatus).join(', ')})`,
   options: {
     type: { type: 'string' },
     status: { type: 'string' },
