@@ -14,10 +14,11 @@ import {
  * Million-row tables for the plan tests (EXPLAIN on a big table), built once per server and
  * reused: filling a million rows and analysing them is most of such a test's time, and CI runs
  * the suite twice. Each shape is a template database on the test server, named
- * `jq_plan_<shape>_<hash>`, the hash covering the migration sources, the shape's fill and this
- * file's format: a change to any of them builds a new template, never reuses a stale one. A test
- * file clones its shape with `CREATE DATABASE … TEMPLATE` and gets a database of its own (rows
- * and planner statistics included), which it may change and drops in `afterAll`.
+ * `jq_plan_<shape>_<hash>`, the hash covering the migration sources (with the function bodies
+ * of `sql/functions/`), the shape's fill and this file's format: a change to any of them builds
+ * a new template, never reuses a stale one. A test file clones its shape with `CREATE DATABASE
+ * … TEMPLATE` and gets a database of its own (rows and planner statistics included), which it
+ * may change and drops in `afterAll`.
  *
  * Fills use no time that could go stale while a template waits for its next run: jobs due later
  * are due in ten years.
@@ -93,12 +94,19 @@ function buildLockKey(template: string): string {
 }
 /** Templates of another hash made this long ago are dropped by the next build. */
 const STALE_AFTER_DAYS = 7;
-const MIGRATIONS_DIR = join(__dirname, '..', '..', 'libs', 'job-queue', 'src', 'migrations');
+const SOURCE_DIR = join(__dirname, '..', '..', 'libs', 'job-queue', 'src');
+/** What the migrations install: their own files, and the function bodies they import. */
+const MIGRATION_SOURCE_DIRS = [
+  join(SOURCE_DIR, 'migrations'),
+  join(SOURCE_DIR, 'sql', 'functions'),
+];
 
 function templateName(shape: PlanShape): string {
   const hash = createHash('sha256').update(TEMPLATE_FORMAT);
-  for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
-    hash.update(`\0${file}\0`).update(readFileSync(join(MIGRATIONS_DIR, file)));
+  for (const dir of MIGRATION_SOURCE_DIRS) {
+    for (const file of readdirSync(dir).sort()) {
+      hash.update(`\0${file}\0`).update(readFileSync(join(dir, file)));
+    }
   }
   for (const statement of PLAN_SHAPES[shape]) hash.update(`\0${statement}`);
   return `jq_plan_${shape}_${hash.digest('hex').slice(0, 16)}`;
