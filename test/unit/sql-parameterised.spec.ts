@@ -120,6 +120,10 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the start margin, a numeric constant (claim-job-batch.v5.ts)',
   '* schema.releaseKeySlot':
     "the key-slot trigger's function in the queue's schema: checked and quoted",
+  '* schema.deadLetter':
+    "the dead-letter trigger's function in the queue's schema: checked and quoted",
+  'libs/job-queue/src/migrations/1795939200018-AddDeadLetters.ts DEAD_LETTERED_WHEN':
+    "the trigger's WHEN clause (dead-letter-job.v1.ts): a constant",
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts schema.claimLockClass':
     "the claim lock's first key, an int4 derived from the checked schema name by SHA-256",
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts limited':
@@ -160,6 +164,30 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'the status lists of the CHECK and the unique index, before and after: constants of the same file',
   'libs/job-queue/src/migrations/1795939200011-AddConcurrencyLimits.ts KEY_SLOT_RELEASED_WHEN':
     "the trigger's WHEN clause (release-key-slot.v1.ts): a constant",
+  '* schema.jobDependencies':
+    'the dependency edges table, `"<schema>".job_dependencies`: checked and quoted',
+  '* schema.resolveDependants':
+    "the dependency trigger's function in the queue's schema: checked and quoted",
+  '* schema.keepDependencies':
+    "the retention trigger's function in the queue's schema: checked and quoted",
+  'libs/job-queue/src/migrations/1795939200017-AddJobDependencies.ts DEPENDENCY_FINISHED_WHEN':
+    "the trigger's WHEN clause (resolve-dependants.v1.ts): a constant",
+  'libs/job-queue/src/migrations/1795939200017-AddJobDependencies.ts DEPENDENCIES_DELETED_WHEN':
+    "the trigger's WHEN clause (resolve-dependants.v1.ts): a constant",
+  'libs/job-queue/src/sql/cancel-job.query.ts which':
+    "which jobs a cancel takes, by id or by flow: constants of the same file, each a placeholder's comparison",
+  'libs/job-queue/src/sql/functions/resolve-dependants.v1.ts dependency':
+    "the dependency's id: the trigger's `NEW.id`, or the plan test's placeholder",
+  "libs/job-queue/src/sql/functions/resolve-dependants.v1.ts blockedDependantsSql(schema, 'NEW.id')":
+    "the finished job's blocked dependants: the checked schema and the trigger's own row",
+  'libs/job-queue/src/sql/functions/resolve-dependants.v1.ts schema.eventsChannel':
+    "a function body's literal: the events channel, `<schema>_job_events`, of the checked schema",
+  "libs/job-queue/src/sql/functions/resolve-dependants.v1.ts oneJobEventPayload('moved', `'failed'::text`, `''::text`)":
+    "a failed dependant's event payload (job-events.notify.ts): the loop's record and constants",
+  'libs/job-queue/src/sql/functions/resolve-dependants.v1.ts PENDING_AGAIN_PAYLOAD':
+    "a function body's literal: the insert channel's constant payload (queue-schema.ts)",
+  'libs/job-queue/src/sql/functions/resolve-dependants.v1.ts FINISHED_STATUSES':
+    'the finished statuses: a constant of the same file',
   '* schema.jobs':
     'the queue\'s table, `"<schema>".jobs`: a table name cannot be a parameter; the schema name ' +
     'is an identifier checked against SCHEMA_NAME_PATTERN at boot (option `schema`) and quoted',
