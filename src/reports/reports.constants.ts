@@ -28,3 +28,38 @@ export interface DailyReportResult {
   day: string;
   rows: number;
 }
+
+/**
+ * The monthly report as a flow (`QueueService.flow`): one job per region, all at once, then a
+ * merge that waits for every one of them and combines their figures.
+ */
+export const MONTHLY_REGION_JOB = 'report.monthly.region';
+export const MONTHLY_MERGE_JOB = 'report.monthly.merge';
+
+/** The regions a monthly report covers: one job, and one step of the flow, each. */
+export const REPORT_REGIONS = ['eu-west', 'eu-north', 'us-east', 'us-west', 'apac', 'latam'];
+
+/** The merge's step name in the flow; the regions' steps are named by their region. */
+export const MONTHLY_MERGE_STEP = 'merge';
+
+export interface RegionReportRequest {
+  month: string;
+  region: string;
+}
+
+/** What one region's job returns, and the merge reads. */
+export interface RegionFigures {
+  region: string;
+  month: string;
+  /** Days of the month it counted. */
+  days: number;
+  orders: number;
+  revenueCents: number;
+}
+
+/** What the merge returns: every region's figures and their sums. */
+export interface MonthlyReportResult {
+  month: string;
+  regions: Record<string, RegionFigures>;
+  totals: { orders: number; revenueCents: number };
+}

@@ -11,6 +11,8 @@ export interface ExampleAppEnv {
   WORKER_CONCURRENCY?: number;
   IMAGE_WORK_MS?: number;
   REPORT_STAGE_MS?: number;
+  /** How long a monthly report's region job works, in all (src/reports/monthly-report.handlers.ts). */
+  REGION_WORK_MS?: number;
   EMAIL_SEND_MS?: number;
   STALE_AFTER_MS?: number;
   REAPER_INTERVAL_MS?: number;
