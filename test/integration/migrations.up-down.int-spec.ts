@@ -118,6 +118,7 @@ describe('migrations', () => {
         proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),
       },
       { proname: 'job_unique_state_counts', proconfig: ['search_path=pg_catalog, pg_temp'] },
+      { proname: 'jobs_dead_letter', proconfig: ['search_path=pg_catalog, pg_temp'] },
       { proname: 'jobs_notify_inserted', proconfig: ['search_path=pg_catalog, pg_temp'] },
       { proname: 'jobs_release_key_slot', proconfig: ['search_path=pg_catalog, pg_temp'] },
       {

@@ -6,7 +6,7 @@ import { JobHandlerOptions } from '../../libs/job-queue/src/interfaces/job-handl
 const WHERE = "@JobHandler('t') on H#m";
 
 const limitsOf = (options: Record<string, unknown>) =>
-  resolveHandlerOptions(WHERE, options as JobHandlerOptions, resolveJobQueueOptions()).limits;
+  resolveHandlerOptions(WHERE, options as JobHandlerOptions, resolveJobQueueOptions(), 't').limits;
 
 function refusal(options: Record<string, unknown>): InvalidJobQueueOptionsError {
   try {

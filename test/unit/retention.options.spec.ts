@@ -23,6 +23,7 @@ const handlerRetention = (retention: unknown, module: unknown = undefined) =>
     "@JobHandler('t') on H#m",
     { retention } as JobHandlerOptions,
     resolveJobQueueOptions({ retention: module } as JobQueueModuleOptions),
+    't',
   ).retention;
 
 describe('retention options', () => {

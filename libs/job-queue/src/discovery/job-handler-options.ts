@@ -13,6 +13,8 @@ import {
   HandlerSchedule,
 } from '../cron/cron-expression';
 import { optionValidator as check } from '../validation/option.validator';
+import { characterCount, STORABLE_TEXT, UNSTORABLE_TEXT } from '../validation/storable-text';
+import { MAX_JOB_TYPE_LENGTH } from '../job-queue.constants';
 import { ResolvedHandlerOptions } from './job-handler.registry';
 
 const HANDLER_OPTION_KEYS = Object.keys(HANDLER_OPTIONS);
@@ -25,6 +27,7 @@ export function resolveHandlerOptions(
   where: string,
   options: JobHandlerOptions,
   moduleOptions: ResolvedJobQueueOptions,
+  jobType: string,
 ): ResolvedHandlerOptions {
   if (typeof options !== 'object' || options === null) {
     check.fail(where, options, 'an options object');
@@ -49,7 +52,28 @@ export function resolveHandlerOptions(
         ? false
         : check.boolean(`${where}: transaction`, options.transaction),
     dto: resolveDto(where, options.dto),
+    deadLetter: resolveDeadLetter(`${where}: deadLetter`, options.deadLetter, jobType),
   };
+}
+
+/**
+ * `deadLetter`: a job type name another handler (or none yet) runs, refused here rather than by
+ * the CHECKs of `job_types` when the worker stores it, so the error names the handler. Its own
+ * type is refused: every failed copy would make another.
+ */
+function resolveDeadLetter(field: string, value: unknown, jobType: string): string | null {
+  if (value === undefined) return null;
+  const expected = `a job type other than '${jobType}': non-blank text of at most ${MAX_JOB_TYPE_LENGTH} characters, ${STORABLE_TEXT}`;
+  if (
+    typeof value !== 'string' ||
+    value.trim().length === 0 ||
+    UNSTORABLE_TEXT.test(value) ||
+    characterCount(value, MAX_JOB_TYPE_LENGTH) > MAX_JOB_TYPE_LENGTH ||
+    value === jobType
+  ) {
+    check.fail(field, value, expected);
+  }
+  return value;
 }
 
 /** `dto`: a class, and its peers installed (a missing one fails the boot, naming it). */

@@ -48,7 +48,7 @@ export class JobHandlerExplorer implements OnModuleInit {
       const { jobType, options } = this.accessor.getJobHandlerMetadata(method)!;
       const name = `${className}#${methodName}`;
       const where = `@JobHandler('${jobType}') on ${name}`;
-      const resolved = resolveHandlerOptions(where, options, this.options);
+      const resolved = resolveHandlerOptions(where, options, this.options, jobType);
       // A request-scoped provider (or one depending on one) has no instance to bind: each run
       // resolves one of its own.
       const run = isStatic

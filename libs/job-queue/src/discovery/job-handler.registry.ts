@@ -26,6 +26,8 @@ export interface ResolvedHandlerOptions {
   transaction: boolean;
   /** `data` is transformed into and validated as this class before each run. */
   dto: Type<object> | undefined;
+  /** The type a job failed for good is copied to; `null`: none. Stored in `job_types` at start. */
+  deadLetter: string | null;
 }
 
 export interface RegisteredJobHandler {
@@ -84,6 +86,14 @@ export class JobHandlerRegistry {
 
   all(): RegisteredJobHandler[] {
     return [...this.handlers.values()];
+  }
+
+  /** Each handler's dead-letter type, as a worker's start stores it in `job_types`. */
+  deadLetters(): Array<{ jobType: string; deadLetterType: string | null }> {
+    return this.all().map((handler) => ({
+      jobType: handler.jobType,
+      deadLetterType: handler.options.deadLetter,
+    }));
   }
 
   /** Each handler's concurrency limits, as a worker's start stores them in `job_types`. */

@@ -72,6 +72,19 @@ export interface JobHandlerOptions {
    */
   retention?: false | RetentionOptions;
   /**
+   * A job of this type that fails for good after running (out of attempts, a
+   * `PermanentJobError`, invalid `dto` data, or its worker lost on the last attempt) is also
+   * enqueued as a job of this type, with `data` `{ data, error, sourceJobId }`: the failed job's
+   * data, the first line of its last error (`Name: message`, never the stack) and its id. The
+   * original stays `failed`; the copy has no unique key, keeps the job's priority and `meta`,
+   * and is written in the same transaction as the failure. A type without a handler anywhere
+   * keeps its copies `pending` until one is deployed. A job failed because a dependency failed
+   * never ran and is not copied. Stored in the database when the worker starts (the last worker
+   * to start decides; a handler without it clears it). Not this handler's own type. Default:
+   * none.
+   */
+  deadLetter?: string;
+  /**
    * Runs each attempt in a transaction of its own (`ctx.manager`) that also writes the job's
    * completion: the handler's writes through `ctx.manager` and the completion commit together, or
    * not at all. A throw, a timeout, a snooze, a cancel or shutdown roll it back, and the attempt is

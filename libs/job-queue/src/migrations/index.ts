@@ -19,6 +19,7 @@ import { pruneAtQueueTimeFor } from './1795939200014-PruneAtQueueTime';
 import { addJobMetaFor } from './1795939200015-AddJobMeta';
 import { addJobListIndexesFor } from './1795939200016-AddJobListIndexes';
 import { addJobDependenciesFor } from './1795939200017-AddJobDependencies';
+import { addDeadLettersFor } from './1795939200018-AddDeadLetters';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -68,6 +69,7 @@ export function jobQueueMigrationsFor(
     addJobMetaFor(schema),
     addJobListIndexesFor(schema),
     addJobDependenciesFor(schema),
+    addDeadLettersFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

@@ -24,6 +24,7 @@ export const HANDLER_OPTIONS = {
   timezone: { defaultText: "`'UTC'`" },
   catchUp: { defaultText: "`'once'`" },
   retention: { defaultText: "the module's `retention`" },
+  deadLetter: { defaultText: 'none' },
   transaction: { defaultText: '`false`' },
   dto: { defaultText: 'none' },
 } as const satisfies { [K in keyof JobHandlerOptions]-?: HandlerOptionSpec };

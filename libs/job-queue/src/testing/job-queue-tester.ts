@@ -19,6 +19,7 @@ import { finishJobs } from '../sql/finish-jobs.query';
 import { STAGE_BATCH_SIZE, stageScheduledJobs } from '../sql/stage-scheduled-jobs.query';
 import { queueSchema } from '../sql/queue-schema';
 import { storeConcurrencyLimits } from '../sql/store-concurrency-limits.query';
+import { storeDeadLetters } from '../sql/store-dead-letters.query';
 import { jobInput } from '../validation/input.validator';
 import { checkInteger } from '../validation/job-input.checks';
 import { serialiseData } from '../validation/json-data';
@@ -296,7 +297,10 @@ export class JobQueueTester {
     }
   }
 
-  /** What a worker writes at start: its handlers' schedules, concurrency limits and retention. */
+  /**
+   * What a worker writes at start: its handlers' schedules, concurrency limits, dead-letter types
+   * and retention.
+   */
   private async prepare(): Promise<void> {
     await this.pruner.storeRetention();
     await this.cron.syncHandlerSchedules(this.registry.all());
@@ -305,6 +309,7 @@ export class JobQueueTester {
       this.options.schema,
       this.registry.concurrencyLimits(),
     );
+    await storeDeadLetters(this.dataSource, this.options.schema, this.registry.deadLetters());
   }
 
   private typesToDrain(types: unknown): string[] {

@@ -17,6 +17,7 @@ import { JobPruner } from '../maintenance/job-pruner';
 import { JobStatsRefresher } from '../maintenance/job-stats-refresher';
 import { releaseWorkerJobs } from '../sql/release-jobs.query';
 import { storeConcurrencyLimits } from '../sql/store-concurrency-limits.query';
+import { storeDeadLetters } from '../sql/store-dead-letters.query';
 import { poolMax } from '../sql/dedicated-connection';
 import { JobCompleter } from './job-completer';
 import { JobHeartbeat } from './job-heartbeat';
@@ -144,6 +145,8 @@ export class JobWorker {
     await this.cron.syncHandlerSchedules(this.registry.all());
     // So do its handlers' limits, stored before this worker's first claim reads them.
     await this.storeConcurrencyLimits();
+    // And their dead-letter types, before this worker can fail a job for good.
+    await this.storeDeadLetters();
     this.started = true;
     this.warnIfPoolTooSmall(worker.concurrency);
     this.completer.resume();
@@ -194,6 +197,28 @@ export class JobWorker {
       this.logger.log(
         `Job type ${change.jobType}: concurrency limits changed from ${from} to ${to} ` +
           `(the last worker to start decides)${released}`,
+      );
+    }
+  }
+
+  /**
+   * Stores every handler's `deadLetter` in `job_types`, which the trigger that copies a job
+   * failed for good reads on every node, and logs each type whose dead-letter type this boot
+   * changed. Two deployments that disagree overwrite each other: the last to start decides.
+   */
+  private async storeDeadLetters(): Promise<void> {
+    const changes = await storeDeadLetters(
+      this.dataSource,
+      this.options.schema,
+      this.registry.deadLetters(),
+    );
+    for (const change of changes) {
+      this.logger.log(
+        `Job type ${change.jobType}: ` +
+          (change.deadLetterType === null
+            ? 'jobs failed for good are no longer copied to a dead-letter type'
+            : `jobs failed for good are copied to ${change.deadLetterType}`) +
+          ' (the last worker to start decides)',
       );
     }
   }
