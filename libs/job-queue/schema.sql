@@ -12,6 +12,15 @@ CREATE SEQUENCE job_queue.job_events_id_seq AS bigint START 1 INCREMENT 1 MINVAL
 CREATE SEQUENCE job_queue.jobs_id_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY job_queue.jobs.id;
 -- privileges: default
 
+CREATE TABLE job_queue.job_dependencies (
+    dependency_id bigint NOT NULL,
+    job_id bigint NOT NULL,
+    CONSTRAINT job_dependencies_pkey PRIMARY KEY (dependency_id, job_id)
+);
+-- privileges: default
+CREATE INDEX job_dependencies_job_idx ON job_queue.job_dependencies USING btree (job_id, dependency_id);
+CREATE UNIQUE INDEX job_dependencies_pkey ON job_queue.job_dependencies USING btree (dependency_id, job_id);
+
 CREATE TABLE job_queue.job_events (
     job_id bigint NOT NULL,
     id bigint NOT NULL,
@@ -113,6 +122,9 @@ CREATE TABLE job_queue.job_types (
     rate_max integer,
     rate_per_ms integer,
     rate_by_key boolean NOT NULL DEFAULT false,
+    dead_letter_type text,
+    CONSTRAINT job_types_dead_letter_type_check CHECK ((dead_letter_type <> job_type)),
+    CONSTRAINT job_types_dead_letter_type_length_check CHECK ((char_length(dead_letter_type) <= 255)),
     CONSTRAINT job_types_job_type_length_check CHECK ((char_length(job_type) <= 255)),
     CONSTRAINT job_types_limits_check CHECK (((concurrency_per_key > 0) AND (global_concurrency > 0) AND ((NOT ordered_keys) OR (NOT (concurrency_per_key IS DISTINCT FROM 1))))),
     CONSTRAINT job_types_pkey PRIMARY KEY (job_type),
@@ -151,13 +163,20 @@ CREATE TABLE job_queue.jobs (
     concurrency_key text,
     unique_states smallint,
     meta jsonb,
+    flow_id uuid,
+    step_name text,
+    unfinished_dependencies integer NOT NULL DEFAULT 0,
+    on_dependency_failure text,
+    has_dependants boolean NOT NULL DEFAULT false,
     CONSTRAINT jobs_attempts_check CHECK (((attempts >= 0) AND ((max_attempts IS NULL) OR (max_attempts >= 1)))),
     CONSTRAINT jobs_concurrency_key_length_check CHECK ((char_length(concurrency_key) <= 255)),
     CONSTRAINT jobs_current_stage_length_check CHECK ((char_length(current_stage) <= 255)),
+    CONSTRAINT jobs_dependencies_check CHECK (((unfinished_dependencies >= 0) AND (on_dependency_failure = ANY (ARRAY['fail'::text, 'continue'::text])))),
     CONSTRAINT jobs_job_type_length_check CHECK ((char_length(job_type) <= 255)),
     CONSTRAINT jobs_pkey PRIMARY KEY (id),
     CONSTRAINT jobs_progress_check CHECK (((progress >= 0) AND (progress <= 100))),
-    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'waiting'::text]))),
+    CONSTRAINT jobs_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'waiting'::text, 'blocked'::text]))),
+    CONSTRAINT jobs_step_name_length_check CHECK ((char_length(step_name) <= 255)),
     CONSTRAINT jobs_unique_key_length_check CHECK ((char_length(unique_key) <= 297)),
     CONSTRAINT jobs_worker_id_length_check CHECK ((char_length(worker_id) <= 255))
 );
@@ -165,6 +184,7 @@ ALTER TABLE job_queue.jobs SET (autovacuum_vacuum_scale_factor=0.05, autovacuum_
 -- privileges: default
 CREATE INDEX jobs_claim_idx ON job_queue.jobs USING btree (job_type, priority DESC, created_at, id) WHERE (status = 'pending'::text);
 CREATE INDEX jobs_finished_idx ON job_queue.jobs USING btree (job_type, status, completed_at) WHERE (status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text]));
+CREATE INDEX jobs_flow_idx ON job_queue.jobs USING btree (flow_id) WHERE (flow_id IS NOT NULL);
 CREATE INDEX jobs_key_slots_idx ON job_queue.jobs USING btree (job_type, concurrency_key, status, id) WHERE ((concurrency_key IS NOT NULL) AND (status = ANY (ARRAY['pending'::text, 'claimed'::text, 'running'::text, 'scheduled'::text])));
 CREATE INDEX jobs_key_waiting_idx ON job_queue.jobs USING btree (job_type, concurrency_key, priority DESC, created_at, id) WHERE (status = 'waiting'::text);
 CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (status = ANY (ARRAY['claimed'::text, 'running'::text]));
@@ -173,6 +193,9 @@ CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
 CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
 CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])) OR job_queue.job_unique_state_counts(unique_states, status)));
 CREATE INDEX jobs_unique_key_prefix_idx ON job_queue.jobs USING btree (unique_key COLLATE "C") WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])));
+CREATE TRIGGER jobs_dead_lettered AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text) AND (new.attempts > 0))) EXECUTE FUNCTION job_queue.jobs_dead_letter();
+CREATE TRIGGER jobs_dependencies_kept BEFORE DELETE ON job_queue.jobs FOR EACH ROW WHEN ((old.has_dependants OR (old.on_dependency_failure IS NOT NULL))) EXECUTE FUNCTION job_queue.jobs_keep_dependencies();
+CREATE TRIGGER jobs_dependency_finished AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN ((new.has_dependants AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (old.status <> ALL (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))) EXECUTE FUNCTION job_queue.jobs_resolve_dependants();
 CREATE TRIGGER jobs_key_slot_released AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.concurrency_key IS NOT NULL) AND (((old.status = ANY (ARRAY['claimed'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['claimed'::text, 'running'::text]))) OR ((old.status = 'scheduled'::text) AND ((old.attempts > 0) OR (old.started_at IS NOT NULL)) AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))))) EXECUTE FUNCTION job_queue.jobs_release_key_slot();
 CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
 
@@ -681,6 +704,55 @@ AS $function$
     $function$;
 -- privileges: default
 
+CREATE OR REPLACE FUNCTION job_queue.jobs_dead_letter()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    DECLARE
+      target text;
+      failed_at timestamptz;
+    BEGIN
+      SELECT t.dead_letter_type INTO target
+      FROM "job_queue".job_types t WHERE t.job_type = NEW.job_type;
+      IF target IS NULL THEN
+        RETURN NULL;
+      END IF;
+      failed_at := COALESCE(NEW.completed_at, pg_catalog.now());
+      INSERT INTO "job_queue".jobs
+        (job_type, data, priority, status, run_at, meta, created_at, updated_at)
+      VALUES (target,
+              pg_catalog.jsonb_build_object(
+                'data', NEW.data,
+                'error', pg_catalog.split_part(NEW.last_error, E'\n', 1),
+                'sourceJobId', NEW.id::text),
+              NEW.priority, 'pending', failed_at, NEW.meta, failed_at, failed_at);
+      RETURN NULL;
+    END
+    $function$;
+-- privileges: default
+
+CREATE OR REPLACE FUNCTION job_queue.jobs_keep_dependencies()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    BEGIN
+      IF OLD.has_dependants AND EXISTS (
+        SELECT 1 FROM "job_queue".job_dependencies e
+          JOIN "job_queue".jobs w ON w.id = e.job_id
+        WHERE e.dependency_id = OLD.id AND w.status NOT IN ('completed', 'failed', 'cancelled')
+      ) THEN
+        RETURN NULL;
+      END IF;
+      IF OLD.on_dependency_failure IS NOT NULL THEN
+        DELETE FROM "job_queue".job_dependencies e WHERE e.job_id = OLD.id;
+      END IF;
+      RETURN OLD;
+    END
+    $function$;
+-- privileges: default
+
 CREATE OR REPLACE FUNCTION job_queue.jobs_notify_inserted()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -736,6 +808,59 @@ AS $function$
         IF FOUND THEN
           PERFORM pg_catalog.pg_notify('job_queue_jobs_inserted', 'pending-again');
         END IF;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+-- privileges: default
+
+CREATE OR REPLACE FUNCTION job_queue.jobs_resolve_dependants()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+    DECLARE
+      dependency_failed boolean := NEW.status <> 'completed';
+      moved record;
+      woken boolean := false;
+    BEGIN
+      FOR moved IN
+        WITH dependants AS (
+          SELECT w.id FROM "job_queue".job_dependencies e
+            JOIN "job_queue".jobs w ON w.id = e.job_id
+          WHERE e.dependency_id = NEW.id AND w.status = 'blocked'
+          ORDER BY w.id
+          FOR NO KEY UPDATE OF w)
+        UPDATE "job_queue".jobs AS w SET
+          unfinished_dependencies = w.unfinished_dependencies - 1,
+          status = CASE
+            WHEN dependency_failed AND w.on_dependency_failure = 'fail' THEN 'failed'
+            WHEN w.unfinished_dependencies > 1 THEN 'blocked'
+            WHEN w.run_at > pg_catalog.now() THEN 'scheduled'
+            ELSE 'pending' END,
+          last_error = CASE WHEN dependency_failed AND w.on_dependency_failure = 'fail'
+            THEN pg_catalog.format('Dependency %s (%s) %s', NEW.id, NEW.job_type,
+                   CASE NEW.status WHEN 'failed' THEN 'failed'::text ELSE 'was cancelled'::text END)
+            ELSE w.last_error END,
+          completed_at = CASE WHEN dependency_failed AND w.on_dependency_failure = 'fail'
+            THEN pg_catalog.now() ELSE w.completed_at END,
+          updated_at = pg_catalog.now()
+        FROM dependants
+        WHERE w.id = dependants.id AND w.status = 'blocked'
+        RETURNING w.id, w.job_type, w.status, w.attempts, w.progress, w.current_stage
+      LOOP
+        IF moved.status = 'pending' THEN
+          woken := true;
+        ELSIF moved.status = 'failed' THEN
+          PERFORM pg_catalog.pg_notify('job_queue_job_events',
+            '{"o":' || pg_catalog.to_json(''::text)::text || ',"e":[' ||
+    pg_catalog.json_build_array(moved.id::text, moved.job_type, moved.status, moved.attempts,
+      moved.progress, moved.current_stage, 'failed'::text)::text || ']}');
+        END IF;
+      END LOOP;
+      IF woken THEN
+        PERFORM pg_catalog.pg_notify('job_queue_jobs_inserted', 'pending-again');
       END IF;
       RETURN NULL;
     END

@@ -119,8 +119,13 @@ describe('migrations', () => {
       },
       { proname: 'job_unique_state_counts', proconfig: ['search_path=pg_catalog, pg_temp'] },
       { proname: 'jobs_dead_letter', proconfig: ['search_path=pg_catalog, pg_temp'] },
+      { proname: 'jobs_keep_dependencies', proconfig: ['search_path=pg_catalog, pg_temp'] },
       { proname: 'jobs_notify_inserted', proconfig: ['search_path=pg_catalog, pg_temp'] },
       { proname: 'jobs_release_key_slot', proconfig: ['search_path=pg_catalog, pg_temp'] },
+      {
+        proname: 'jobs_resolve_dependants',
+        proconfig: ['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan'],
+      },
       {
         proname: 'prune_jobs',
         proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),

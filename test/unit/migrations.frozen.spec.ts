@@ -76,6 +76,10 @@ const SHIPPED: Record<string, string> = {
     '03bff9bd102ff465f53375d33a1c9da17bc1de01bd3f885cd3e4480b4905cf3f',
   'AddJobListIndexes1795939200016 down':
     '5f6a90bbea8f740a4f96d7d50ac21cc511870af3eb742b1c6ff959684049fde3',
+  'AddJobDependencies1795939200017 up':
+    '5033d1e9e02059450c0be24dec077dc55c2963e015dc90d424175e5b6289662a',
+  'AddJobDependencies1795939200017 down':
+    'b0c86d07aa03bf3ee04823892aee925668bd132cef9812d3d03c160e4618d0e9',
   'AddDeadLetters1795939200018 up':
     '3c870f5734eb885f8f7d27c7f5d4ad69ba7cd4e367f44e5a35686ffd56047f1e',
   'AddDeadLetters1795939200018 down':
