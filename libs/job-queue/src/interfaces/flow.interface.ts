@@ -15,7 +15,9 @@ export type FlowJobOptions = Omit<
 export interface FlowStep<T = unknown> extends FlowJobOptions {
   /** Its name in the flow, unique in it: 1 to 255 characters. */
   name: string;
+  /** The job's type. */
   type: string;
+  /** The job's data. */
   data: T;
   /** Names of the steps it waits for. A cycle is refused. */
   dependsOn?: string[];
@@ -31,9 +33,13 @@ export interface FlowStep<T = unknown> extends FlowJobOptions {
  * @publicApi
  */
 export interface FlowNode<T = unknown> extends FlowJobOptions {
+  /** Its step name; default its place in the tree. */
   name?: string;
+  /** The job's type. */
   type: string;
+  /** The job's data. */
   data: T;
+  /** The jobs this one waits for, each a tree of its own. */
   children?: FlowNode[];
   /** What a failed child does to this job. Default `fail`. */
   onDependencyFailure?: DependencyFailurePolicy;
@@ -49,8 +55,11 @@ export type FlowDefinition = { steps: FlowStep[] } | FlowNode;
  * @publicApi
  */
 export interface FlowResult {
+  /** The flow's id, on each of its jobs (`job.flowId`). */
   flowId: string;
+  /** Its jobs, in the order of the definition. */
   jobs: Job[];
+  /** Its jobs by step name. */
   steps: Record<string, Job>;
 }
 
@@ -60,9 +69,11 @@ export interface FlowResult {
  * @publicApi
  */
 export interface DependencyResult<R = unknown> {
+  /** The dependency's id. */
   jobId: string;
   /** Its step name, when it is in a flow. */
   stepName: string | null;
+  /** Its job type. */
   type: string;
   /** `completed`, or with `onDependencyFailure: 'continue'`, `failed` or `cancelled`. */
   status: string;
@@ -79,8 +90,12 @@ export interface DependencyResult<R = unknown> {
  * @publicApi
  */
 export interface DependencyResults {
+  /** Every dependency, in id order. */
   all: DependencyResult[];
+  /** By job id. */
   byJobId: Record<string, DependencyResult>;
+  /** By step name: the dependencies in a flow. */
   byStep: Record<string, DependencyResult>;
+  /** Those that failed or were cancelled (only under `onDependencyFailure: 'continue'`). */
   failed: DependencyResult[];
 }
