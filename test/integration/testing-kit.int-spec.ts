@@ -57,6 +57,41 @@ describe('testing kit: JobQueueTestingModule and JobQueueTester', () => {
 
   afterEach(() => module?.close());
 
+  it('drain() runs a flow in its order: the merge after its parts, with their results', async () => {
+    const { steps } = await queue.flow({
+      type: 'flow.merge',
+      data: null,
+      children: [1, 2, 3].map((n) => ({ type: 'flow.part', data: { n } })),
+    });
+    expect(steps.root.status).toBe(JobStatus.Blocked);
+    expect(await tester.drain()).toMatchObject({ completed: 4 });
+    expect(await queue.getJob(steps.root.id)).toMatchObject({
+      status: JobStatus.Completed,
+      result: { sum: 6, failed: [] },
+    });
+  });
+
+  it("drain() runs a 'continue' merge after a part that failed for good, which it names", async () => {
+    const { steps } = await queue.flow({
+      steps: [
+        { name: 'one', type: 'flow.part', data: { n: 1 } },
+        { name: 'broken', type: 'flaky', data: null, maxAttempts: 1 },
+        {
+          name: 'merge',
+          type: 'flow.merge',
+          data: null,
+          dependsOn: ['one', 'broken'],
+          onDependencyFailure: 'continue',
+        },
+      ],
+    });
+    expect(await tester.drain()).toMatchObject({ completed: 2, failed: 1 });
+    expect(await queue.getJob(steps.merge.id)).toMatchObject({
+      status: JobStatus.Completed,
+      result: { sum: 1, failed: ['broken'] },
+    });
+  });
+
   it('runs nothing by itself: no worker started, an enqueued job waits for drain()', async () => {
     expect(module.get(JobWorker).isRunning).toBe(false);
     const job = await queue.enqueue('email.audit', { to: 'a@example.com' });
