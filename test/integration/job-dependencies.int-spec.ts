@@ -177,7 +177,7 @@ describe('job dependencies', () => {
     expect(count).toBe('0');
   });
 
-  it('cancels what a flow has not finished', async () => {
+  it('cancels what a flow has not finished, and reads its jobs', async () => {
     const flow = await app.queue.flow({
       steps: [
         { name: 'a', type: 't', data: {} },
@@ -188,6 +188,14 @@ describe('job dependencies', () => {
     await finish(flow.steps.a.id, 'completed');
     const cancelled = await app.queue.cancelFlow(flow.flowId);
     expect(cancelled.map((job) => job.stepName).sort()).toEqual(['b', 'c']);
+    const jobs = await app.queue.getFlow(flow.flowId.toUpperCase());
+    expect(jobs.map((job) => [job.stepName, job.status])).toEqual([
+      ['a', JobStatus.Completed],
+      ['b', JobStatus.Cancelled],
+      ['c', JobStatus.Cancelled],
+    ]);
+    expect(await app.queue.getFlow('00000000-0000-4000-8000-000000000000')).toEqual([]);
+    await expect(app.queue.getFlow('nope')).rejects.toMatchObject({ field: 'flowId' });
     expect(await statusOf(flow.steps.a.id)).toBe(JobStatus.Completed);
     expect(await statusOf(flow.steps.c.id)).toBe(JobStatus.Cancelled);
   });

@@ -85,6 +85,7 @@ import {
 import { enqueueDependent } from './queue/enqueue-dependent';
 import { insertFlowJobs } from './sql/insert-flow-jobs.query';
 import { cancelFlowRows } from './sql/cancel-job.query';
+import { flowJobRows } from './sql/flow-jobs.query';
 import { checkFlowId } from './validation/job-input.checks';
 import {
   JobDataOf,
@@ -342,6 +343,15 @@ export class QueueService {
       jobs,
       steps: Object.fromEntries(graph.names.map((name, i) => [name, jobs[i]])),
     };
+  }
+
+  /**
+   * The jobs of a flow (`job.flowId`), in the order `flow()` made them: those retention has
+   * kept, so `[]` for an unknown flow or one pruned whole.
+   */
+  async getFlow(flowId: string): Promise<Job[]> {
+    const id = checkFlowId('flowId', flowId);
+    return (await flowJobRows(this.db(), this.options.schema, id)).map(toJob);
   }
 
   /**
