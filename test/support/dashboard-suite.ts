@@ -102,6 +102,42 @@ export function dashboardSuite(platform: Platform): void {
     return rows[0].id;
   };
 
+  /** A flow of three steps of a type no worker here handles, its first step completed. */
+  const flowWithFirstStepDone = async (type: string) => {
+    const clean = `clean ${SCRIPT}`;
+    const load = `load ${IMG}`;
+    const { flowId, steps } = await dash.queue.flow({
+      steps: [
+        { name: 'extract', type, data: {} },
+        { name: clean, type, data: {}, dependsOn: ['extract'] },
+        { name: load, type, data: {}, dependsOn: [clean] },
+      ],
+    });
+    await dash.sql.query(
+      `UPDATE job_queue.jobs SET status = 'completed', completed_at = now(), attempts = 1
+       WHERE id = $1`,
+      [steps.extract.id],
+    );
+    return { flowId, ids: [steps.extract.id, steps[clean].id, steps[load].id] };
+  };
+
+  /** The rows of a page's table `id`: each job's id and status, in the page's order. */
+  const tableRows = (text: string, id: string): string[][] => {
+    const table = new RegExp(`<table id="${id}">([\\s\\S]*?)</table>`).exec(text)?.[1] ?? '';
+    return [...table.matchAll(/<tr data-job-id="(\d+)" class="status-(\w+)">/g)].map((m) => [
+      m[1],
+      m[2],
+    ]);
+  };
+
+  const statusesInDb = async (ids: string[]): Promise<string[]> =>
+    (
+      await dash.sql.query<{ status: string }>(
+        'SELECT status FROM job_queue.jobs WHERE id = ANY($1::bigint[]) ORDER BY id',
+        [ids],
+      )
+    ).rows.map((row) => row.status);
+
   describe('access', () => {
     it('refuses every request of a dashboard without a guard, with a page that says why', async () => {
       const refused = await get('/refused');
@@ -241,7 +277,9 @@ export function dashboardSuite(platform: Platform): void {
 
       const page = await get(`/queue/jobs/${job.id}`);
       expect(page.text).toContain('<span id="job-status" class="status">blocked</span>');
-      expect(page.text).toContain(`<dd id="job-flow">${flowId}</dd>`);
+      expect(page.text).toContain(
+        `<dd id="job-flow"><a href="/queue/flows/${flowId}">${flowId}</a></dd>`,
+      );
       expect(page.text).toContain(`<dd id="job-step">publish ${SCRIPT_ESCAPED}</dd>`);
       expect(page.text).toContain('<dd id="job-dependencies">1 unfinished</dd>');
       expectNoRawHostile(page.text);
@@ -269,6 +307,62 @@ export function dashboardSuite(platform: Platform): void {
       const plain = await dash.queue.enqueue('dashboard.flow', {});
       const plainPage = await get(`/queue/jobs/${plain.id}`);
       expect(plainPage.text).not.toMatch(/id="job-(flow|step|dependencies)"/);
+    });
+
+    it("shows a flow: its jobs in order with step, status and unfinished dependencies, hostile step names as text; a job's page links to it and lists its edges", async () => {
+      const { flowId, ids } = await flowWithFirstStepDone('dashboard.flow-page');
+      const page = await get(`/queue/flows/${flowId}`);
+      expect(page.status).toBe(200);
+      expect(page.headers['content-security-policy']).toBe(CSP);
+      expect(page.headers['cache-control']).toBe('no-store');
+      expect(page.text).toContain(`<h1>Flow ${flowId}</h1>`);
+      expect(tableRows(page.text, 'flow-jobs')).toEqual([
+        [ids[0], 'completed'],
+        [ids[1], 'pending'],
+        [ids[2], 'blocked'],
+      ]);
+      expectNoRawHostile(page.text);
+      expect(page.text).toContain(`<td class="step">clean ${SCRIPT_ESCAPED}</td>`);
+      expect(page.text).toContain(`<td class="step">load ${IMG_ESCAPED}</td>`);
+      expect(page.text).toContain(`<a href="/queue/jobs/${ids[2]}">${ids[2]}</a>`);
+      // Unfinished dependencies: none for the first step, 0 once met, 1 while waiting.
+      const counts = [...page.text.matchAll(/<td class="count">([^<]*)<\/td>/g)].map((m) => m[1]);
+      expect(counts).toEqual(['', '0', '1']);
+      expect(page.text).toMatch(/<time datetime="[^"]+">/); // the first step's finish
+      expect(page.text).toContain('<p id="flow-summary">3 job(s), 2 unfinished.</p>');
+      expect(page.text).toContain(`action="/queue/flows/${flowId}/cancel"`);
+      expect(page.text).toContain('data-action="cancel-flow"');
+
+      // An upper-case id is the same flow, shown by its canonical id.
+      const upper = await get(`/queue/flows/${flowId.toUpperCase()}`);
+      expect(upper.status).toBe(200);
+      expect(upper.text).toContain(`<h1>Flow ${flowId}</h1>`);
+
+      // The middle job's page: its flow linked, what it waits for and what waits for it.
+      const middle = await get(`/queue/jobs/${ids[1]}`);
+      expect(middle.text).toContain(`<dd id="job-flow"><a href="/queue/flows/${flowId}">`);
+      expect(tableRows(middle.text, 'job-dependency-list')).toEqual([[ids[0], 'completed']]);
+      expect(tableRows(middle.text, 'job-dependant-list')).toEqual([[ids[2], 'blocked']]);
+      expect(middle.text).toContain(`<td class="step">load ${IMG_ESCAPED}</td>`);
+      expectNoRawHostile(middle.text);
+      const first = await get(`/queue/jobs/${ids[0]}`);
+      expect(first.text).not.toContain('id="job-dependency-list"');
+      expect(tableRows(first.text, 'job-dependant-list')).toEqual([[ids[1], 'pending']]);
+    });
+
+    it('answers an unknown flow with a 404 page, and a bad flow id with a 400', async () => {
+      const unknown = '7d1f0c7e-2b4a-4c39-8f0e-5a6b7c8d9e0f';
+      const missing = await get(`/queue/flows/${unknown}`);
+      expect(missing.status).toBe(404);
+      expect(missing.headers['content-security-policy']).toBe(CSP);
+      expect(missing.text).toMatch(
+        new RegExp(`<p id="error"[^>]*>No flow with id &#39;${unknown}`),
+      );
+      const bad = await get(`/queue/flows/${encodeURIComponent(SCRIPT)}`);
+      expect(bad.status).toBe(400);
+      expect(bad.headers['content-security-policy']).toBe(CSP);
+      expect(bad.text).toMatch(/<p id="error"[^>]*>.*flowId/);
+      expectNoRawHostile(bad.text);
     });
 
     it('answers an unknown job with a 404 page, and a bad id with a 400', async () => {
@@ -369,6 +463,58 @@ export function dashboardSuite(platform: Platform): void {
       const cancelled = await post(`/queue/jobs/${pending}/cancel`, page);
       expect(cancelled.status).toBe(303);
       expect((await dash.queue.getJob(pending)).status).toBe(JobStatus.Cancelled);
+    });
+
+    it("cancels a flow's unfinished jobs with the page token, leaves its finished one, and says how many", async () => {
+      const { flowId, ids } = await flowWithFirstStepDone('dashboard.flow-cancel');
+      const page = await get(`/queue/flows/${flowId}`);
+      const cancelled = await post(`/queue/flows/${flowId}/cancel`, page);
+      expect(cancelled.status).toBe(303);
+      expect(cancelled.headers.location).toBe(
+        `/queue/flows/${flowId}?notice=flow-cancelled&count=2`,
+      );
+      expect(await statusesInDb(ids)).toEqual(['completed', 'cancelled', 'cancelled']);
+      const after = await get(cancelled.headers.location, page.cookie);
+      expect(after.text).toMatch(
+        /<p id="notice"[^>]*>Flow cancelled: 2 unfinished job\(s\) cancelled\.<\/p>/,
+      );
+      expect(tableRows(after.text, 'flow-jobs')).toEqual([
+        [ids[0], 'completed'],
+        [ids[1], 'cancelled'],
+        [ids[2], 'cancelled'],
+      ]);
+      // Nothing left to cancel: no button, and a second POST cancels none.
+      expect(after.text).not.toContain('data-action="cancel-flow"');
+      const again = await post(`/queue/flows/${flowId}/cancel`, page);
+      expect(again.status).toBe(303);
+      expect(again.headers.location).toBe(`/queue/flows/${flowId}?notice=flow-cancelled&count=0`);
+      // A count in the link is only ever shown as a number.
+      const forged = await get(
+        `/queue/flows/${flowId}?notice=flow-cancelled&count=${encodeURIComponent(SCRIPT)}`,
+        page.cookie,
+      );
+      expect(forged.text).toMatch(/<p id="notice"[^>]*>Flow cancelled\.<\/p>/);
+      expectNoRawHostile(forged.text);
+    });
+
+    it('refuses to cancel a flow without the token or from another origin (403, nothing changed), a bad id (400), an unknown flow (404)', async () => {
+      const { flowId, ids } = await flowWithFirstStepDone('dashboard.flow-refused');
+      const page = await get(`/queue/flows/${flowId}`);
+      const path = `/queue/flows/${flowId}/cancel`;
+      const noToken = await post(path, page, {});
+      expect(noToken.status).toBe(403);
+      expect(noToken.headers['content-security-policy']).toBe(CSP);
+      expect(noToken.text).toMatch(/<p id="error"[^>]*>Refused: the form had no valid CSRF token/);
+      expect((await post(path, page, { _csrf: 'x'.repeat(43) })).status).toBe(403);
+      expect((await post(path, page).set('Origin', 'https://evil.example')).status).toBe(403);
+      expect(await statusesInDb(ids)).toEqual(['completed', 'pending', 'blocked']);
+
+      const bad = await post('/queue/flows/not-a-uuid/cancel', page);
+      expect(bad.status).toBe(400);
+      expect(bad.text).toMatch(/<p id="error"[^>]*>.*flowId/);
+      const unknown = await post('/queue/flows/7d1f0c7e-2b4a-4c39-8f0e-5a6b7c8d9e0f/cancel', page);
+      expect(unknown.status).toBe(404);
+      expect(await statusesInDb(ids)).toEqual(['completed', 'pending', 'blocked']);
     });
 
     it('runs a schedule now, and 404s an unknown one', async () => {

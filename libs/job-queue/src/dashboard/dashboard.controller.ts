@@ -83,6 +83,17 @@ export function createDashboardController(path: string): Type<unknown> {
       this.http.page(res, 200, await this.pages.job(req, res, id, one(notice)));
     }
 
+    @Get('flows/:flowId')
+    async flow(
+      @Req() req: DashboardRequest,
+      @Res() res: unknown,
+      @Param('flowId') flowId: string,
+      @Query('notice') notice: unknown,
+      @Query('count') count: unknown,
+    ): Promise<void> {
+      this.http.page(res, 200, await this.pages.flow(req, res, flowId, one(notice), one(count)));
+    }
+
     /**
      * The job page's live stream (Server-Sent Events). The job is read first, so that an unknown
      * one is a 404 rather than a stream; `Last-Event-ID` (a reconnecting browser) wins over
@@ -122,6 +133,20 @@ export function createDashboardController(path: string): Type<unknown> {
       checkCsrf(req);
       const job = await this.queue.queue.cancel(id);
       this.http.seeOther(res, this.pages.jobUrl(job.id, 'cancelled'));
+    }
+
+    /** Cancels what the flow has not finished; 404 (nothing changed) for a flow with no job. */
+    @Post('flows/:flowId/cancel')
+    async cancelFlow(
+      @Req() req: DashboardRequest,
+      @Res() res: unknown,
+      @Param('flowId') flowId: string,
+    ) {
+      checkCsrf(req);
+      const cancelled = await this.queue.queue.cancelFlow(flowId);
+      const [job] = cancelled.length ? cancelled : await this.pages.flowJobs(flowId);
+      const id = job.flowId ?? flowId;
+      this.http.seeOther(res, this.pages.flowUrl(id, 'flow-cancelled', cancelled.length));
     }
 
     @Post('types/:type/pause')

@@ -13,3 +13,7 @@ export const NO_GUARD_AT_BOOT = (path: string): string =>
 export const ANONYMOUS_AT_BOOT = (path: string): string =>
   `JobQueueDashboardModule at ${path} is open to anyone who reaches it ` +
   `(unsafeAllowAnonymous: true): it can retry, cancel and pause jobs.`;
+
+/** The 404 of a flow page, or of cancelling a flow, when no job of the flow is left. */
+export const NO_FLOW = (flowId: string): string =>
+  `No flow with id '${flowId}': none of its jobs exists (unknown, or pruned whole).`;

@@ -14,8 +14,8 @@ import { DashboardQueue } from './dashboard.queue';
 
 /**
  * A dashboard of the app's queue, served by the app itself: counts by type, the last hour's
- * throughput, jobs listed and shown live, schedules, and retry, cancel, pause, resume and run
- * now. Mounted only where the app imports it, beside its `JobQueueModule`, and behind the
+ * throughput, jobs listed and shown live, flows, schedules, and retry, cancel, cancel a flow,
+ * pause, resume and run now. Mounted only where the app imports it, beside its `JobQueueModule`, and behind the
  * app's own `guard`: without one, every request is refused.
  *
  * @publicApi

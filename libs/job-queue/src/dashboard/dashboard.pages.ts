@@ -1,12 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Job } from '../entities/job.entity';
 import { JobStatus } from '../entities/job-status.enum';
 import { csrfCookie, csrfCookieToken, newCsrfToken } from './csrf';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
+import { NO_FLOW } from './dashboard.messages';
 import { DashboardHttp, DashboardRequest } from './dashboard.http';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { DashboardQueue } from './dashboard.queue';
 import { html, SafeHtml } from './html/escape';
 import { PageContext, withQuery } from './html/layout';
+import { flowPage } from './pages/flow.page';
 import { jobPage } from './pages/job.page';
 import { JobFilters, jobsPage } from './pages/jobs.page';
 import { overviewPage } from './pages/overview.page';
@@ -24,6 +27,7 @@ const NOTICES: Record<string, string> = {
   paused: 'Paused: no worker takes jobs of the type until it is resumed.',
   resumed: 'Resumed: workers take jobs of the type again.',
   'schedule-run': 'Schedule run now: its job was enqueued',
+  'flow-cancelled': 'Flow cancelled',
 };
 
 /** Each page: its data read from the queue, its CSRF token, its markup. */
@@ -41,6 +45,13 @@ export class DashboardPages {
 
   jobUrl(id: string, notice?: string): string {
     return withQuery(`${this.http.basePath()}/jobs/${encodeURIComponent(id)}`, { notice });
+  }
+
+  flowUrl(flowId: string, notice?: string, count?: number): string {
+    return withQuery(`${this.http.basePath()}/flows/${encodeURIComponent(flowId)}`, {
+      notice,
+      count: count === undefined ? undefined : String(count),
+    });
   }
 
   async overview(
@@ -86,8 +97,40 @@ export class DashboardPages {
   ): Promise<SafeHtml> {
     const { queue } = this.queue;
     const job = await queue.getJob(id);
-    const events = await queue.jobEvents(job.id, { limit: JOB_PAGE_LOG_ROWS });
-    return jobPage(this.context(req, res, notice), job, events);
+    const [events, related] = await Promise.all([
+      queue.jobEvents(job.id, { limit: JOB_PAGE_LOG_ROWS }),
+      // Read only for a job with edges: one that waits (it has a policy) or is waited for.
+      job.onDependencyFailure !== null || job.hasDependants
+        ? this.queue.dependencies(job.id)
+        : undefined,
+    ]);
+    return jobPage(this.context(req, res, notice), job, events, related);
+  }
+
+  /** A flow's jobs; 404 for a flow none of whose jobs is left (unknown, or pruned whole). */
+  async flow(
+    req: DashboardRequest,
+    res: unknown,
+    flowId: string,
+    notice: string | undefined,
+    count: string | undefined,
+  ): Promise<SafeHtml> {
+    const jobs = await this.flowJobs(flowId);
+    const ctx = this.context(req, res, notice);
+    if (ctx.notice && notice === 'flow-cancelled') {
+      ctx.notice =
+        count !== undefined && /^\d{1,9}$/.test(count)
+          ? `${ctx.notice}: ${count} unfinished job(s) cancelled.`
+          : `${ctx.notice}.`;
+    }
+    return flowPage(ctx, jobs[0].flowId ?? flowId, jobs);
+  }
+
+  /** The flow's jobs (`InvalidJobInputError` for a bad id); `NotFoundException` for none. */
+  async flowJobs(flowId: string): Promise<Job[]> {
+    const jobs = await this.queue.queue.getFlow(flowId);
+    if (jobs.length === 0) throw new NotFoundException(NO_FLOW(flowId));
+    return jobs;
   }
 
   /**

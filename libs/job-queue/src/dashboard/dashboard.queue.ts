@@ -5,14 +5,17 @@ import { JOB_QUEUE_DATA_SOURCE, RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.
 import type { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { queueDatabase } from '../queue/queue-database';
 import { QueueService } from '../queue.service';
+import { JobDependencies, readJobDependencies } from './job-dependencies.query';
 import { readThroughput, Throughput } from './throughput.query';
 
 /** How many of a type's jobs per status the chart reads at most (see `readThroughput`). */
 const THROUGHPUT_ROWS_PER_TYPE = 20_000;
+/** How many of a job's dependencies, and of its dependants, its page lists at most. */
+const RELATED_JOBS_PER_SIDE = 100;
 
 /**
  * The app's queue, as the dashboard reads and changes it: `QueueService` for everything it
- * offers, and one query of its own for the chart. Found in the app's `JobQueueModule`, global or
+ * offers, and queries of its own for the chart and for a job's edges. Found in the app's `JobQueueModule`, global or
  * not, as the other entry points find it.
  */
 @Injectable()
@@ -45,5 +48,11 @@ export class DashboardQueue implements OnModuleInit {
   throughput(): Promise<Throughput> {
     const db = queueDatabase(this.dataSource, this.options.databaseTimeoutMs);
     return readThroughput(db, this.options.schema, THROUGHPUT_ROWS_PER_TYPE);
+  }
+
+  /** The jobs job `jobId` (an id `getJob` has read) waits for, and those that wait for it. */
+  dependencies(jobId: string): Promise<JobDependencies> {
+    const db = queueDatabase(this.dataSource, this.options.databaseTimeoutMs);
+    return readJobDependencies(db, this.options.schema, jobId, RELATED_JOBS_PER_SIDE);
   }
 }

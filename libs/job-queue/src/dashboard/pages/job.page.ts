@@ -2,6 +2,7 @@ import { Job } from '../../entities/job.entity';
 import type { JobLogEntry } from '../../interfaces/job-log-entry.interface';
 import { html, prettyJson, SafeHtml } from '../html/escape';
 import { actionForm, layout, PageContext, time, withQuery } from '../html/layout';
+import type { JobDependencies, RelatedJob } from '../job-dependencies.query';
 
 const FINISHED = new Set<string>(['completed', 'failed', 'cancelled']);
 
@@ -10,10 +11,16 @@ export function isFinished(job: Job): boolean {
 }
 
 /**
- * `GET {path}/jobs/:id`: the job whole, its log, and retry and cancel. While the job is not
+ * `GET {path}/jobs/:id`: the job whole, its log, and retry and cancel; in a flow or with
+ * dependencies, the jobs it waits for and those waiting for it (`related`). While the job is not
  * finished, `<body data-stream>` points the script at the live stream, after the log's last entry.
  */
-export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): SafeHtml {
+export function jobPage(
+  ctx: PageContext,
+  job: Job,
+  events: JobLogEntry[],
+  related?: JobDependencies,
+): SafeHtml {
   const path = `${ctx.base}/jobs/${encodeURIComponent(job.id)}`;
   const last = events[events.length - 1];
   return layout(ctx, {
@@ -24,7 +31,7 @@ export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): Safe
         <dd id="job-type">${job.jobType}</dd>
         <dt>Status</dt>
         <dd><span id="job-status" class="status">${job.status}</span></dd>
-        ${dependencyRows(job)}
+        ${dependencyRows(ctx, job)}
         <dt>Stage</dt>
         <dd id="job-stage">${job.currentStage ?? ''}</dd>
         <dt>Progress</dt>
@@ -57,6 +64,7 @@ export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): Safe
         ${actionForm(ctx, `${path}/retry`, 'retry', 'Retry')}
         ${actionForm(ctx, `${path}/cancel`, 'cancel', 'Cancel')}
       </div>
+      ${related ? relatedJobs(ctx, related) : ''}
       <h2>Data</h2>
       <pre id="job-data">${prettyJson(job.data)}</pre>
       <h2>Result</h2>
@@ -69,12 +77,16 @@ export function jobPage(ctx: PageContext, job: Job, events: JobLogEntry[]): Safe
 }
 
 /**
- * Its flow and step, and how many of its dependencies are unfinished (the script keeps that
- * count live), each only when the job has one.
+ * Its flow (a link to the flow's page) and step, and how many of its dependencies are unfinished
+ * (the script keeps that count live), each only when the job has one.
  */
-function dependencyRows(job: Job): SafeHtml[] {
-  const rows: Array<[label: string, id: string, value: string | null]> = [
-    ['Flow', 'job-flow', job.flowId],
+function dependencyRows(ctx: PageContext, job: Job): SafeHtml[] {
+  const flow =
+    job.flowId === null
+      ? null
+      : html`<a href="${ctx.base}/flows/${encodeURIComponent(job.flowId)}">${job.flowId}</a>`;
+  const rows: Array<[label: string, id: string, value: string | SafeHtml | null]> = [
+    ['Flow', 'job-flow', flow],
     ['Step', 'job-step', job.stepName],
     [
       'Dependencies',
@@ -89,6 +101,40 @@ function dependencyRows(job: Job): SafeHtml[] {
         html`<dt>${label}</dt>
           <dd id="${id}">${value}</dd>`,
     );
+}
+
+/** The jobs it waits for and those waiting for it, each side only when it has any. */
+function relatedJobs(ctx: PageContext, related: JobDependencies): SafeHtml {
+  const side = (heading: string, id: string, jobs: RelatedJob[]): SafeHtml | '' =>
+    jobs.length === 0
+      ? ''
+      : html`<h2>${heading}</h2>
+          <table id="${id}">
+            <thead>
+              <tr>
+                <th scope="col">ID</th>
+                <th scope="col">Step</th>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${jobs.map(
+                (other) =>
+                  html`<tr data-job-id="${other.id}" class="status-${other.status}">
+                    <td>
+                      <a href="${ctx.base}/jobs/${encodeURIComponent(other.id)}">${other.id}</a>
+                    </td>
+                    <td class="step">${other.stepName ?? ''}</td>
+                    <td>${other.jobType}</td>
+                    <td><span class="status">${other.status}</span></td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`;
+  return html`${side('Waits for', 'job-dependency-list', related.dependencies)}
+  ${side('Waited for by', 'job-dependant-list', related.dependants)}
+  ${related.capped ? html`<p class="muted">Only the first ${related.limit} of each are listed, by id.</p>` : ''}`;
 }
 
 /** One log row; the script renders rows that arrive live the same way, as text. */
