@@ -28,6 +28,8 @@ export const WORKER_ENV = {
   remoteEvents: 'WORKER_REMOTE_EVENTS',
   /** `true`: the worker also has the `limits.*` handlers (concurrency limits, see the fixture). */
   limits: 'WORKER_LIMITS',
+  /** `true`: the worker also has the `flow.*` handlers (test/fixtures/flow.handlers.ts). */
+  flows: 'WORKER_FLOWS',
 } as const;
 
 /** The worker prints this followed by its id once it is claiming jobs. */
@@ -76,6 +78,24 @@ export const CREATE_LIMIT_RUNS_TABLE = `
     finished_at     timestamptz
   )`;
 
+/**
+ * The `flow_runs` side table the fixture's `flow.*` handlers write one row per attempt to: its
+ * start on the database's clock, and for a merge the step names of the dependencies
+ * `ctx.dependencyResults()` gave it and those of them that did not complete (`failed`).
+ */
+export const CREATE_FLOW_RUNS_TABLE = `
+  CREATE TABLE flow_runs (
+    id         bigserial PRIMARY KEY,
+    job_id     bigint NOT NULL,
+    step_name  text,
+    job_type   text NOT NULL,
+    attempt    integer NOT NULL,
+    worker_id  text NOT NULL,
+    started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    seen_steps text[],
+    failed     jsonb
+  )`;
+
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const WORKER_SCRIPT = 'test/fixtures/worker-process.ts';
 const OUTPUT_LIMIT = 64 * 1024;
@@ -101,6 +121,8 @@ export interface WorkerProcessConfig {
   remoteEvents?: boolean;
   /** With the `limits.*` handlers. */
   limits?: boolean;
+  /** With the `flow.*` handlers. */
+  flows?: boolean;
 }
 
 export interface WorkerExit {
@@ -273,6 +295,7 @@ export class ChildWorkers {
         config.remoteEvents === undefined ? undefined : String(config.remoteEvents),
       ],
       [WORKER_ENV.limits, config.limits ? 'true' : undefined],
+      [WORKER_ENV.flows, config.flows ? 'true' : undefined],
     ];
     for (const [name, value] of optional) {
       if (value === undefined) delete env[name];
