@@ -65,7 +65,7 @@ export const createResolveDependantsV1 = (schema: QueueSchema): string => `
           status = CASE
             WHEN dependency_failed AND w.on_dependency_failure = 'fail' THEN 'failed'
             WHEN w.unfinished_dependencies > 1 THEN 'blocked'
-            WHEN w.run_at > pg_catalog.now() THEN 'scheduled'
+            WHEN w.run_at > pg_catalog.clock_timestamp() THEN 'scheduled'
             ELSE 'pending' END,
           last_error = CASE WHEN dependency_failed AND w.on_dependency_failure = 'fail'
             THEN pg_catalog.format('Dependency %s (%s) %s', NEW.id, NEW.job_type,
