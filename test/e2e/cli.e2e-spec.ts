@@ -93,6 +93,41 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
     return id;
   }
 
+  /**
+   * A flow of `type` as `flow()` leaves it once its first step completed: `extract` completed,
+   * `clean` (after extract) pending, `load` (after clean) blocked on it; returns its id and the
+   * jobs' ids in that order.
+   */
+  async function flowOf(type: string): Promise<{ flowId: string; ids: string[] }> {
+    const { rows } = await sql.query<{ flow_id: string; ids: string[] }>(
+      `WITH flow AS (SELECT gen_random_uuid() AS id),
+       made AS (
+         INSERT INTO job_queue.jobs (job_type, status, attempts, max_attempts, completed_at,
+                                     flow_id, step_name, unfinished_dependencies,
+                                     on_dependency_failure, has_dependants)
+         SELECT $1, s.status, s.attempts, 3, s.completed_at, flow.id, s.step, s.unfinished,
+                s.policy, s.has_dependants
+         FROM flow, (VALUES (1, 'completed', 1, now(), 'extract', 0, NULL, true),
+                            (2, 'pending', 0, NULL, 'clean', 0, 'fail', true),
+                            (3, 'blocked', 0, NULL, 'load', 1, 'fail', false))
+                    AS s(n, status, attempts, completed_at, step, unfinished, policy, has_dependants)
+         ORDER BY s.n
+         RETURNING id, flow_id, step_name
+       )
+       SELECT (SELECT id::text FROM flow) AS flow_id,
+              array_agg(id::text ORDER BY id) AS ids
+       FROM made`,
+      [type],
+    );
+    const { flow_id: flowId, ids } = rows[0];
+    await sql.query(
+      `INSERT INTO job_queue.job_dependencies (dependency_id, job_id)
+       VALUES ($1, $2), ($2, $3)`,
+      ids,
+    );
+    return { flowId, ids };
+  }
+
   async function statusesOf(ids: string[]): Promise<string[]> {
     const statuses: string[] = [];
     for (const id of ids) statuses.push(await statusOf(id));
@@ -310,6 +345,93 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       expect((await local('retry', '999999')).code).toBe(1);
     });
 
+    it('flow: its jobs in order, as a table and as JSON; an unknown flow exits 1, a bad id 2', async () => {
+      const { flowId, ids } = await flowOf('etl');
+      const json = await runJson('flow', flowId);
+      expect(json.code).toBe(0);
+      const shown = parsed<{ flowId: string; jobs: Array<Record<string, unknown>> }>(json);
+      expect(shown.flowId).toBe(flowId);
+      expect(
+        shown.jobs.map((job) => [job.id, job.stepName, job.status, job.unfinishedDependencies]),
+      ).toEqual([
+        [ids[0], 'extract', 'completed', 0],
+        [ids[1], 'clean', 'pending', 0],
+        [ids[2], 'load', 'blocked', 1],
+      ]);
+      expect(shown.jobs[0]).toMatchObject({ flowId, jobType: 'etl', hasDependants: true });
+
+      const human = await local('flow', flowId.toUpperCase());
+      expect(human.code).toBe(0);
+      const lines = human.stdout.split('\n');
+      expect(lines[0]).toMatch(/^ID\s+STEP\s+TYPE\s+STATUS\s+ATTEMPTS\s+WAITING ON\s+FINISHED$/);
+      expect(lines[1]).toMatch(
+        new RegExp(`^${ids[0]}\\s+extract\\s+etl\\s+completed\\s+1/3\\s+-\\s+\\d{4}-`),
+      );
+      expect(lines[2]).toMatch(
+        new RegExp(`^${ids[1]}\\s+clean\\s+etl\\s+pending\\s+0/3\\s+0\\s+-$`),
+      );
+      expect(lines[3]).toMatch(
+        new RegExp(`^${ids[2]}\\s+load\\s+etl\\s+blocked\\s+0/3\\s+1\\s+-$`),
+      );
+      expect(lines.slice(4)).toEqual(['']);
+
+      const unknownId = '7d1f0c7e-2b4a-4c39-8f0e-5a6b7c8d9e0f';
+      const unknown = await run('flow', unknownId);
+      expect(unknown).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: expect.stringMatching(new RegExp(`^error: no flow with id '${unknownId}'`)),
+      });
+      expect(jsonError(await local('flow', unknownId, '--json')).code).toBe('not_found');
+      const bad = await local('flow', 'not-a-uuid', '--json');
+      expect(bad.code).toBe(2);
+      expect(jsonError(bad)).toEqual({
+        code: 'invalid_input',
+        message: expect.stringContaining('flowId'),
+      });
+      expect((await local('flow')).code).toBe(2);
+    });
+
+    it("cancel-flow: asks for --yes without a terminal; cancels the flow's unfinished jobs, leaves its finished one", async () => {
+      const { flowId, ids } = await flowOf('etl');
+      const unconfirmed = await run('cancel-flow', flowId);
+      expect(unconfirmed.code).toBe(2);
+      expect(unconfirmed.stderr).toMatch(
+        /^error: Cancel the 2 unfinished job\(s\) of flow [-0-9a-f]+: pass --yes to confirm \(no terminal to ask on\)\nusage: nest-pg-job-queue cancel-flow <flowId>/,
+      );
+      expect(await statusesOf(ids)).toEqual(['completed', 'pending', 'blocked']);
+
+      const cancelled = await runJson('cancel-flow', flowId, '--yes');
+      expect(cancelled.code).toBe(0);
+      const result = parsed<{ flowId: string; cancelled: Array<{ id: string; status: string }> }>(
+        cancelled,
+      );
+      expect(result.flowId).toBe(flowId);
+      expect(result.cancelled.map((job) => [job.id, job.status]).sort()).toEqual([
+        [ids[1], 'cancelled'],
+        [ids[2], 'cancelled'],
+      ]);
+      expect(await statusesOf(ids)).toEqual(['completed', 'cancelled', 'cancelled']);
+
+      // Nothing left to cancel: nothing to ask either.
+      const again = await local('cancel-flow', flowId);
+      expect(again).toMatchObject({
+        code: 0,
+        stdout: `0 unfinished job(s) of flow ${flowId} cancelled\n`,
+      });
+      const unknown = await local('cancel-flow', '7d1f0c7e-2b4a-4c39-8f0e-5a6b7c8d9e0f', '--yes');
+      expect(unknown.code).toBe(1);
+      const bad = await local('cancel-flow', 'nope', '--yes', '--json');
+      expect(bad.code).toBe(2);
+      expect(jsonError(bad).code).toBe('invalid_input');
+      const other = await flowOf('etl');
+      const human = await local('cancel-flow', other.flowId, '-y');
+      expect(human).toMatchObject({
+        code: 0,
+        stdout: `2 unfinished job(s) of flow ${other.flowId} cancelled\n`,
+      });
+    });
+
     it('redrive: asks for --yes without a terminal, then moves failed jobs and counts them', async () => {
       const failed = [await jobIn('mail', 'failed'), await jobIn('mail', 'failed')];
       const other = await jobIn('sms', 'failed');
@@ -481,6 +603,8 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
         'run-schedule',
         'prune',
         'enqueue',
+        'flow',
+        'cancel-flow',
       ]) {
         expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
       }
@@ -557,6 +681,20 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       expect(await main(['redrive', '--type', 'mail'], accepted.io)).toBe(0);
       expect(accepted.text.stdout).toBe('1 failed job(s) back to pending\n');
       expect(await statusOf(failed)).toBe('pending');
+    });
+
+    it('cancel-flow asks first; "n" changes nothing and exits 1, "y" goes ahead', async () => {
+      const { flowId, ids } = await flowOf('etl');
+      const declined = terminal('n');
+      expect(await main(['cancel-flow', flowId], declined.io)).toBe(1);
+      expect(declined.text.stderr).toContain(
+        `Cancel the 2 unfinished job(s) of flow ${flowId}? [y/N] `,
+      );
+      expect(await statusesOf(ids)).toEqual(['completed', 'pending', 'blocked']);
+      const accepted = terminal('y');
+      expect(await main(['cancel-flow', flowId], accepted.io)).toBe(0);
+      expect(accepted.text.stdout).toBe(`2 unfinished job(s) of flow ${flowId} cancelled\n`);
+      expect(await statusesOf(ids)).toEqual(['completed', 'cancelled', 'cancelled']);
     });
 
     it('colours statuses on a terminal, and not with NO_COLOR', async () => {

@@ -15,7 +15,7 @@ export function helpText(commands: Command[]): string {
     '  --url URL       the database (default: DATABASE_URL)',
     "  --schema NAME   the queue's schema (default: job_queue)",
     '  --json          one JSON document on stdout; errors as {"error":{"code","message"}} on stderr',
-    '  --yes, -y       bulk actions (redrive, prune) go ahead without asking',
+    '  --yes, -y       bulk actions (redrive, prune, cancel-flow) go ahead without asking',
     '  --verbose       stacks with errors',
     '  --help, -h      this text; --version the package version',
     '',

@@ -29,6 +29,22 @@ export function jobTable(out: Output, jobs: Job[]): string[] {
   );
 }
 
+/** A flow's jobs, one a line: id, step, type, status, attempts, unfinished dependencies, finished. */
+export function flowTable(out: Output, jobs: Job[]): string[] {
+  return out.table(
+    ['ID', 'STEP', 'TYPE', 'STATUS', 'ATTEMPTS', 'WAITING ON', 'FINISHED'],
+    jobs.map((job) => [
+      job.id,
+      plain(job.stepName, 40),
+      plain(job.jobType, 40),
+      statusCell(job.status),
+      attempts(job),
+      job.onDependencyFailure === null ? '-' : String(job.unfinishedDependencies),
+      plain(job.completedAt),
+    ]),
+  );
+}
+
 /** A job, one property a line. */
 export function jobDetail(out: Output, job: Job): string[] {
   const rows: Array<[string, Cell]> = [

@@ -26,6 +26,7 @@ import {
   showCommand,
 } from './commands/jobs.commands';
 import { pruneCommand, redriveCommand } from './commands/bulk.commands';
+import { cancelFlowCommand, flowCommand } from './commands/flow.commands';
 import { pauseTypeCommand, resumeTypeCommand } from './commands/types.commands';
 import { runScheduleCommand, schedulesCommand } from './commands/schedules.commands';
 
@@ -37,6 +38,8 @@ export const COMMANDS: Command[] = [
   retryCommand,
   redriveCommand,
   cancelCommand,
+  flowCommand,
+  cancelFlowCommand,
   pauseTypeCommand,
   resumeTypeCommand,
   schedulesCommand,
