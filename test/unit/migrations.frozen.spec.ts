@@ -77,7 +77,7 @@ const SHIPPED: Record<string, string> = {
   'AddJobListIndexes1795939200016 down':
     '5f6a90bbea8f740a4f96d7d50ac21cc511870af3eb742b1c6ff959684049fde3',
   'AddJobDependencies1795939200017 up':
-    '5033d1e9e02059450c0be24dec077dc55c2963e015dc90d424175e5b6289662a',
+    'd24e6b28550911a23fdb0ec94665a802c0cad247372a74727750b3264f9d00e1',
   'AddJobDependencies1795939200017 down':
     'b0c86d07aa03bf3ee04823892aee925668bd132cef9812d3d03c160e4618d0e9',
   'AddDeadLetters1795939200018 up':
