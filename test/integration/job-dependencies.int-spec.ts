@@ -130,7 +130,7 @@ describe('job dependencies', () => {
     expect(await statusOf(steps.root.id)).toBe(JobStatus.Pending);
   });
 
-  it('refuses a cycle, an unknown step, a repeated name and uniqueness, writing nothing', async () => {
+  it('refuses a cycle, an unknown step, a repeated name, uniqueness and sizes over the caps, writing nothing', async () => {
     const refused = async (promise: Promise<unknown>, field: string, says = '') => {
       const error = await promise.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidJobInputError);
@@ -165,6 +165,24 @@ describe('job dependencies', () => {
       app.queue.flow({ steps: [{ name: 'a', type: 't', data: {}, uniqueKey: 'k' } as never] }),
       'steps[0].uniqueKey',
     );
+    await refused(
+      app.queue.flow({
+        steps: Array.from({ length: 10_001 }, (_, i) => ({ name: `s${i}`, type: 't', data: {} })),
+      }),
+      'steps',
+      'maxBatchSize',
+    );
+    await refused(
+      app.queue.flow({
+        type: 't',
+        data: {},
+        children: Array.from({ length: 1_001 }, () => ({ type: 't', data: {} })),
+      }),
+      'children',
+      'at most 1000',
+    );
+    const ids = Array.from({ length: 1_001 }, (_, i) => String(i + 1));
+    await refused(app.queue.enqueue('t', {}, { dependsOn: ids }), 'dependsOn', 'at most 1000');
     await refused(app.queue.enqueue('t', {}, { dependsOn: ['999999'] }), 'dependsOn[0]');
     await refused(app.queue.enqueue('t', {}, { dependsOn: [] }), 'dependsOn');
     await refused(

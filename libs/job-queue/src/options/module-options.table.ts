@@ -162,8 +162,8 @@ export const MODULE_OPTIONS = {
     default: 10_000,
     min: 1,
     doc:
-      'most jobs one `enqueueMany` call takes; more is refused (`InvalidJobInputError`, field ' +
-      '`jobs`) before any job is looked at',
+      'most jobs one `enqueueMany` call takes, and most steps one `flow()` takes; more is ' +
+      'refused (`InvalidJobInputError`, field `jobs` or `steps`) before any job is looked at',
   }),
   // An `enqueueMany` batch goes to PostgreSQL as one jsonb document, which can hold at most
   // MAX_BATCH_BYTES_LIMIT bytes, and jsonb can take up to 6 times the bytes of its JSON text
