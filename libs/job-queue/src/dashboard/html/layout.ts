@@ -64,6 +64,35 @@ export function actionForm(
   </form>`;
 }
 
+/** A table of `rows` under a header row of `headings`. */
+export function table(id: string, headings: string[], rows: SafeHtml[]): SafeHtml {
+  return html`<table id="${id}">
+    <thead>
+      <tr>
+        ${headings.map((heading) => html`<th scope="col">${heading}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
+/**
+ * A job's row: its id linking to its page, then `cells` (already made `<td>`s); the row
+ * carries the job's id and status for the page's script and style.
+ */
+export function jobRow(
+  ctx: PageContext,
+  job: { id: string; status: string },
+  cells: SafeHtml,
+): SafeHtml {
+  return html`<tr data-job-id="${job.id}" class="status-${job.status}">
+    <td><a href="${ctx.base}/jobs/${encodeURIComponent(job.id)}">${job.id}</a></td>
+    ${cells}
+  </tr>`;
+}
+
 /** A point in time, readable and machine-readable; `—` when there is none. */
 export function time(value: Date | string | null | undefined): SafeHtml {
   if (value === null || value === undefined) return html`<span class="none">—</span>`;

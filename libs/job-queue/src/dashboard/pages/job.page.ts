@@ -1,7 +1,7 @@
 import { Job } from '../../entities/job.entity';
 import type { JobLogEntry } from '../../interfaces/job-log-entry.interface';
 import { html, prettyJson, SafeHtml } from '../html/escape';
-import { actionForm, layout, PageContext, time, withQuery } from '../html/layout';
+import { actionForm, jobRow, layout, PageContext, table, time, withQuery } from '../html/layout';
 import type { JobDependencies, RelatedJob } from '../job-dependencies.query';
 
 const FINISHED = new Set<string>(['completed', 'failed', 'cancelled']);
@@ -109,29 +109,19 @@ function relatedJobs(ctx: PageContext, related: JobDependencies): SafeHtml {
     jobs.length === 0
       ? ''
       : html`<h2>${heading}</h2>
-          <table id="${id}">
-            <thead>
-              <tr>
-                <th scope="col">ID</th>
-                <th scope="col">Step</th>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${jobs.map(
-                (other) =>
-                  html`<tr data-job-id="${other.id}" class="status-${other.status}">
-                    <td>
-                      <a href="${ctx.base}/jobs/${encodeURIComponent(other.id)}">${other.id}</a>
-                    </td>
-                    <td class="step">${other.stepName ?? ''}</td>
-                    <td>${other.jobType}</td>
-                    <td><span class="status">${other.status}</span></td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`;
+          ${table(
+            id,
+            ['ID', 'Step', 'Type', 'Status'],
+            jobs.map((other) =>
+              jobRow(
+                ctx,
+                other,
+                html`<td class="step">${other.stepName ?? ''}</td>
+                  <td>${other.jobType}</td>
+                  <td><span class="status">${other.status}</span></td>`,
+              ),
+            ),
+          )}`;
   return html`${side('Waits for', 'job-dependency-list', related.dependencies)}
   ${side('Waited for by', 'job-dependant-list', related.dependants)}
   ${related.capped ? html`<p class="muted">Only the first ${related.limit} of each are listed, by id.</p>` : ''}`;

@@ -1,7 +1,7 @@
 import { Job } from '../../entities/job.entity';
 import { JobStatus } from '../../entities/job-status.enum';
 import { html, SafeHtml } from '../html/escape';
-import { layout, PageContext, time, withQuery } from '../html/layout';
+import { jobRow, layout, PageContext, table, time, withQuery } from '../html/layout';
 
 /** The listing's filters as the form and the links carry them (`?id=&type=&status=&key=`). */
 export interface JobFilters {
@@ -19,17 +19,17 @@ export function jobsPage(
   nextCursor: string | null,
 ): SafeHtml {
   const listing = `${ctx.base}/jobs`;
-  const rows = jobs.map(
-    (job) =>
-      html`<tr data-job-id="${job.id}" class="status-${job.status}">
-        <td><a href="${ctx.base}/jobs/${encodeURIComponent(job.id)}">${job.id}</a></td>
-        <td>${job.jobType}</td>
+  const rows = jobs.map((job) =>
+    jobRow(
+      ctx,
+      job,
+      html`<td>${job.jobType}</td>
         <td><span class="status">${job.status}</span></td>
         <td><progress max="100" value="${job.progress}">${job.progress}%</progress></td>
         <td>${job.attempts}${job.maxAttempts === null ? '' : ` / ${job.maxAttempts}`}</td>
         <td>${time(job.createdAt)}</td>
-        <td>${job.uniqueKey ?? ''}</td>
-      </tr>`,
+        <td>${job.uniqueKey ?? ''}</td>`,
+    ),
   );
   const next =
     nextCursor === null
@@ -42,23 +42,12 @@ export function jobsPage(
   return layout(ctx, {
     heading: 'Jobs',
     body: html`${filterForm(listing, filters)}
-      <table id="jobs">
-        <thead>
-          <tr>
-            <th scope="col">ID</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Created</th>
-            <th scope="col">Unique key</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-      ${jobs.length === 0 ? html`<p class="empty">No jobs match.</p>` : ''} ${next}`,
+    ${table(
+      'jobs',
+      ['ID', 'Type', 'Status', 'Progress', 'Attempts', 'Created', 'Unique key'],
+      rows,
+    )}
+    ${jobs.length === 0 ? html`<p class="empty">No jobs match.</p>` : ''} ${next}`,
   });
 }
 
