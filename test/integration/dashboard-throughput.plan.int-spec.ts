@@ -1,20 +1,12 @@
 import { readThroughput, Throughput } from '../../libs/job-queue/src/dashboard/throughput.query';
 import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
-import { Queryable } from '../../libs/job-queue/src/sql/queryable';
 import { blocksOf, explainAnalyze, nodesOf, readThrough } from '../support/json-plan';
 import { PlanTestDatabase, usePlanTestDatabase } from '../support/plan-template';
+import { capturedStatement } from '../support/captured-statement';
 
 /** The statement and parameters `readThroughput` sends, captured without running it. */
-async function statementOf(cap: number): Promise<[string, unknown[]]> {
-  let sent: [string, unknown[]] | undefined;
-  const capture: Queryable = {
-    query: async (sql, params = []) => {
-      sent = [sql, params];
-      return [];
-    },
-  };
-  await readThroughput(capture, DEFAULT_SCHEMA, cap);
-  return sent!;
+function statementOf(cap: number): Promise<[string, unknown[]]> {
+  return capturedStatement((db) => readThroughput(db, DEFAULT_SCHEMA, cap));
 }
 
 const answer = (db: PlanTestDatabase, cap: number): Promise<Throughput> =>

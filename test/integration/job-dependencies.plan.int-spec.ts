@@ -5,23 +5,13 @@ import { readDependencyResults } from '../../libs/job-queue/src/sql/dependency-r
 import { claimStatementCalls } from './claim-job-batch.support';
 import { usePlanTestDatabase } from '../support/plan-template';
 import { blocksOf, explainAnalyze, functionSettings, readThrough } from '../support/json-plan';
+import { capturedStatement } from '../support/captured-statement';
 
 const BLOCKED = 200_000;
 
 /** The statement `readDependencyResults` sends, captured without running it. */
-async function dependencyResultsStatement(jobId: string): Promise<[string, unknown[]]> {
-  let sent: [string, unknown[]] | undefined;
-  await readDependencyResults(
-    {
-      query: async (sql, params = []) => {
-        sent = [sql, params];
-        return [];
-      },
-    },
-    DEFAULT_SCHEMA,
-    jobId,
-  );
-  return sent!;
+function dependencyResultsStatement(jobId: string): Promise<[string, unknown[]]> {
+  return capturedStatement((db) => readDependencyResults(db, DEFAULT_SCHEMA, jobId));
 }
 
 /**

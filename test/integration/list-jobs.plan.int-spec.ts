@@ -5,21 +5,11 @@ import { ListJobsQuery } from '../../libs/job-queue/src/interfaces/list-jobs.int
 import { JobStatus } from '../../libs/job-queue/src/entities/job-status.enum';
 import { blocksOf, explainAnalyze, JsonPlanNode, nodesOf, readThrough } from '../support/json-plan';
 import { PlanTestDatabase, usePlanTestDatabase } from '../support/plan-template';
+import { capturedStatement } from '../support/captured-statement';
 
 /** The statement and parameters `listJobs(query)` sends, captured without running it. */
-async function statementOf(query: ListJobsQuery): Promise<[string, unknown[]]> {
-  let sent: [string, unknown[]] | undefined;
-  await listJobRows(
-    {
-      query: async (sql, params = []) => {
-        sent = [sql, params];
-        return [];
-      },
-    },
-    DEFAULT_SCHEMA,
-    checkListJobsQuery(query),
-  );
-  return sent!;
+function statementOf(query: ListJobsQuery): Promise<[string, unknown[]]> {
+  return capturedStatement((db) => listJobRows(db, DEFAULT_SCHEMA, checkListJobsQuery(query)));
 }
 
 /** EXPLAIN ANALYZE (rolled back) of exactly what `listJobs(query)` sends. */

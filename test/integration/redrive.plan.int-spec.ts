@@ -2,6 +2,7 @@ import { DEFAULT_SCHEMA } from '../../libs/job-queue/src/job-queue.constants';
 import { RedriveCriteria, redriveJobs } from '../../libs/job-queue/src/sql/redrive-jobs.query';
 import { blocksOf, explainAnalyze, JsonPlanNode, nodesOf, readThrough } from '../support/json-plan';
 import { usePlanTestDatabase } from '../support/plan-template';
+import { capturedStatement } from '../support/captured-statement';
 
 /** Failed jobs added to the shape: of 'report' and 'email', the newest rows of the table. */
 const FAILED_PER_TYPE = 1_000;
@@ -14,21 +15,11 @@ const BATCH = 100;
 const BLOCKS_PER_MOVED_JOB = 30;
 
 /** The statement and parameters one batch of `redrive(criteria)` sends, captured unrun. */
-async function statementOf(criteria: RedriveCriteria): Promise<[string, unknown[]]> {
-  let sent: [string, unknown[]] | undefined;
-  await redriveJobs(
-    {
-      query: async (sql, params = []) => {
-        sent = [sql, params];
-        return [{ last_id: null, moved: 0, seen: 0 }];
-      },
-    },
-    DEFAULT_SCHEMA,
-    '0',
-    criteria,
-    BATCH,
+function statementOf(criteria: RedriveCriteria): Promise<[string, unknown[]]> {
+  return capturedStatement(
+    (db) => redriveJobs(db, DEFAULT_SCHEMA, '0', criteria, BATCH),
+    [{ last_id: null, moved: 0, seen: 0 }],
   );
-  return sent!;
 }
 
 /** Every read of `jobs` is an index scan of these indexes (`jobs_unique_key_idx`: a keyed job's check). */

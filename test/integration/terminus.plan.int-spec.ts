@@ -7,20 +7,14 @@ import {
 } from '../../libs/job-queue/src/terminus/health.queries';
 import { blocksOf, explainAnalyze, JsonPlanNode, nodesOf, readThrough } from '../support/json-plan';
 import { PlanTestDatabase, usePlanTestDatabase } from '../support/plan-template';
+import { capturedStatement } from '../support/captured-statement';
 
 /** A health query function's call, on whatever runs its statement. */
 type HealthQuery<T> = (db: Queryable) => Promise<T>;
 
 /** The statement and parameters `call` sends, captured without running it. */
-async function statementOf(call: HealthQuery<unknown>): Promise<[string, unknown[]]> {
-  let sent: [string, unknown[]] | undefined;
-  await call({
-    query: async (sql, params = []) => {
-      sent = [sql, params];
-      return [{}];
-    },
-  });
-  return sent!;
+function statementOf(call: HealthQuery<unknown>): Promise<[string, unknown[]]> {
+  return capturedStatement(call, [{}]);
 }
 
 /**
