@@ -63,14 +63,13 @@ export function toFlowGraph(
       );
     }
     const waits = dependsOn[i].length > 0;
+    const policy = checkPolicy(`${step.path}onDependencyFailure`, step.policy);
     return {
       row,
       stepName: names[i],
       status: waits ? 'blocked' : null,
       unfinishedDependencies: dependsOn[i].length,
-      onDependencyFailure: waits
-        ? checkPolicy(`${step.path}onDependencyFailure`, step.policy)
-        : null,
+      onDependencyFailure: waits ? policy : null,
       hasDependants: dependedOn.has(i),
       lastError: null,
     };
@@ -96,30 +95,35 @@ function rawSteps(definition: FlowDefinition, maxSteps: number): RawStep[] {
       return { path, item: job, name, dependsOn, policy: onDependencyFailure };
     });
   }
+  // Each node before its children, in their order: a stack, not recursion, so that a chain of
+  // `maxBatchSize` nodes cannot overflow the call stack.
   const steps: RawStep[] = [];
-  const visit = (node: FlowNode, path: string, place: string): string => {
+  const pending: Array<{ node: FlowNode; path: string; place: string }> = [
+    { node: definition, path: '', place: 'root' },
+  ];
+  while (pending.length > 0) {
+    const { node, path, place } = pending.pop()!;
     const item = jobInput.plainObject(path.slice(0, -1) || 'flow', node) as Record<string, unknown>;
     const { name, children, onDependencyFailure, ...job } = item;
     const stepName = name === undefined ? place : name;
-    const step: RawStep = {
-      path,
-      item: job,
-      name: stepName,
-      dependsOn: [],
-      policy: onDependencyFailure,
-    };
-    steps.push(step);
+    steps.push({ path, item: job, name: stepName, dependsOn: [], policy: onDependencyFailure });
     checkStepCount(steps.length, maxSteps);
-    if (children === undefined) return String(stepName);
-    if (!Array.isArray(children))
+    if (children === undefined) continue;
+    if (!Array.isArray(children)) {
       jobInput.fail(`${path}children`, children, 'an array of flow nodes');
+    }
     if (children.length > MAX_DEPENDENCIES) tooManyDependencies(`${path}children`, children.length);
-    step.dependsOn = children.map((child: FlowNode, i) =>
-      visit(child, `${path}children[${i}].`, `${String(stepName)}.${i}`),
-    );
-    return String(stepName);
-  };
-  visit(definition, '', 'root');
+    const named = children.map((child: FlowNode, i) => ({
+      node: child,
+      path: `${path}children[${i}].`,
+      place: `${String(stepName)}.${i}`,
+    }));
+    steps[steps.length - 1].dependsOn = named.map(({ node: child, place: childPlace }) => {
+      const childName = (child as { name?: unknown } | null)?.name;
+      return childName === undefined ? childPlace : childName;
+    });
+    pending.push(...named.reverse());
+  }
   return steps;
 }
 
@@ -158,30 +162,37 @@ function stepDependencies(step: RawStep, index: Map<string, number>): number[] {
   });
 }
 
-/** Refuses a cycle, naming its steps in order: `a → b → a`. */
+/**
+ * Refuses a cycle, naming its steps in order: `a → b → a`. A depth-first walk on a stack of its
+ * own, not recursion: a chain of `maxBatchSize` steps cannot overflow the call stack.
+ */
 function checkAcyclic(raw: RawStep[], dependsOn: number[][], names: string[]): void {
   const state = new Array<0 | 1 | 2>(raw.length).fill(0); // unseen, on the path, done
-  const path: number[] = [];
-  const visit = (i: number): void => {
-    state[i] = 1;
-    path.push(i);
-    for (const dep of dependsOn[i]) {
-      if (state[dep] === 1) {
-        const cycle = [...path.slice(path.indexOf(dep)), dep].map((k) => names[k]);
-        jobInput.fail(
-          `${raw[i].path}dependsOn`,
-          raw[i].dependsOn,
-          `no cycle (${cycle.join(' → ')})`,
-        );
+  for (let root = 0; root < raw.length; root++) {
+    if (state[root] !== 0) continue;
+    // The path from `root`, each step with the next of its dependencies to look at.
+    const path: Array<{ step: number; next: number }> = [{ step: root, next: 0 }];
+    state[root] = 1;
+    while (path.length > 0) {
+      const top = path[path.length - 1];
+      if (top.next === dependsOn[top.step].length) {
+        state[top.step] = 2;
+        path.pop();
+        continue;
       }
-      if (state[dep] === 0) visit(dep);
+      const dep = dependsOn[top.step][top.next++];
+      if (state[dep] === 1) {
+        const from = path.findIndex((entry) => entry.step === dep);
+        const cycle = [...path.slice(from).map((entry) => entry.step), dep].map((k) => names[k]);
+        const { path: field, dependsOn: value } = raw[top.step];
+        jobInput.fail(`${field}dependsOn`, value, `no cycle (${cycle.join(' → ')})`);
+      }
+      if (state[dep] === 0) {
+        state[dep] = 1;
+        path.push({ step: dep, next: 0 });
+      }
     }
-    path.pop();
-    state[i] = 2;
-  };
-  raw.forEach((_, i) => {
-    if (state[i] === 0) visit(i);
-  });
+  }
 }
 
 /** One job's options, as `enqueueMany` checks an item's, without the uniqueness ones. */
