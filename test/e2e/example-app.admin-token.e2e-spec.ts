@@ -31,6 +31,7 @@ const MANAGEMENT: Route[] = [
   { method: 'post', path: '/jobs/types/:type/pause', ok: 201, answer: { paused: true } },
   { method: 'post', path: '/jobs/types/:type/resume', ok: 201, answer: { paused: false } },
   { method: 'get', path: '/metrics', ok: 200 },
+  { method: 'post', path: '/reports/monthly/:flowId/cancel', ok: 201 },
 ];
 
 /** The routes a user of the demo calls: they enqueue, and stay open. */
@@ -44,6 +45,7 @@ const OPEN: Array<Route & { body: object }> = [
     body: { name: 'open-audited.png', uploadedBy: 'anyone' },
   },
   { method: 'post', path: '/reports', ok: 201, body: { month: '2026-09' } },
+  { method: 'post', path: '/reports/monthly', ok: 201, body: { month: '2026-09' } },
   {
     method: 'post',
     path: '/emails',
@@ -63,6 +65,8 @@ const DASHBOARD: Route[] = [
   { method: 'get', path: '/queue/jobs', ok: 200 },
   { method: 'get', path: '/queue/jobs/:id', ok: 200 },
   { method: 'get', path: '/queue/jobs/:id/stream', ok: 200 },
+  { method: 'get', path: '/queue/flows/:flowId', ok: 200 },
+  { method: 'post', path: '/queue/flows/:flowId/cancel', ok: 201 },
   { method: 'post', path: '/queue/jobs/:id/cancel', ok: 201 },
   { method: 'post', path: '/queue/jobs/:id/retry', ok: 201 },
   { method: 'post', path: '/queue/schedules/:name/run', ok: 201 },
@@ -117,6 +121,8 @@ describe('example app: the admin token', () => {
   let jobId: string;
   /** Its row as inserted: a refused request must leave it so. */
   let inserted: unknown;
+  /** A monthly report's flow, for the routes of a flow. */
+  let flowId: string;
 
   const row = async () =>
     (await example.sql.query('SELECT * FROM job_queue.jobs WHERE id = $1', [jobId]))
@@ -127,7 +133,8 @@ describe('example app: the admin token', () => {
       route.path
         .replace(':id', jobId)
         .replace(':type', 'image.process')
-        .replace(':name', 'report.daily'),
+        .replace(':name', 'report.daily')
+        .replace(':flowId', flowId),
     );
 
   beforeAll(async () => {
@@ -140,6 +147,8 @@ describe('example app: the admin token', () => {
     );
     jobId = rows[0].id;
     inserted = await row();
+    const monthly = await example.anonymous().post('/reports/monthly').send({ month: '2026-08' });
+    flowId = (monthly.body as { flowId: string }).flowId;
   });
 
   afterAll(async () => {
@@ -303,7 +312,8 @@ describe('example app: with no admin token configured', () => {
       const path = route.path
         .replace(':id', '1')
         .replace(':type', 'image.process')
-        .replace(':name', 'report.daily');
+        .replace(':name', 'report.daily')
+        .replace(':flowId', '00000000-0000-4000-8000-000000000000');
       for (const header of [undefined, 'Bearer ', 'Bearer undefined', 'Bearer null']) {
         const request = example.anonymous()[route.method](path);
         const response = await (header === undefined
