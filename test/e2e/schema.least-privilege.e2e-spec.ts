@@ -23,6 +23,7 @@ const RUNTIME_GRANTS = (role: string): string[] => [
   `GRANT SELECT, INSERT ON job_queue.job_events TO ${role}`,
   `GRANT SELECT, INSERT, DELETE ON job_queue.job_rate_starts TO ${role}`,
   `GRANT SELECT, INSERT, UPDATE, DELETE ON job_queue.job_rate_blocked TO ${role}`,
+  `GRANT SELECT, INSERT, DELETE ON job_queue.job_dependencies TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.claim_job_batch(text, text[], integer, timestamptz,
      boolean, integer[], integer[], integer[], integer[], float8[], text[], integer[],
      timestamptz[], bigint[]) TO ${role}`,
