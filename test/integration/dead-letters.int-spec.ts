@@ -8,6 +8,7 @@ import {
   DeadLetterBlankHandlers,
   DeadLetterHandlers,
   DeadLetterItselfHandlers,
+  DeadLetterCycleHandlers,
   DeadLetterNotAStringHandlers,
   DeadLetterTooLongHandlers,
   FAILS_ONCE,
@@ -315,6 +316,7 @@ describe('dead letters', () => {
       ['blank text', DeadLetterBlankHandlers, '  '],
       ['a name longer than a job type', DeadLetterTooLongHandlers, 'x'.repeat(256)],
       ["the handler's own type", DeadLetterItselfHandlers, 'dl.bad-self'],
+      ['a type whose dead letters lead back', DeadLetterCycleHandlers, 'dl.cycle-a'],
     ])('refuses %s at boot, naming deadLetter and the value', async (_, fixture, value) => {
       const error: unknown = await startWorkerApp({
         url: file.url,

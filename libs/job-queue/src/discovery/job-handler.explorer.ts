@@ -11,6 +11,7 @@ import { resolveHandlerOptions } from './job-handler-options';
 import { providerPrototype } from './provider-prototype';
 import { withDto } from './dto-handler';
 import { scopedHandler } from './scoped-handler';
+import { checkDeadLetterCycles } from './dead-letter-cycles';
 
 /**
  * Collects `@JobHandler` methods into the registry at module init. It only collects: the
@@ -32,6 +33,7 @@ export class JobHandlerExplorer implements OnModuleInit {
   onModuleInit(): void {
     if (this.options.worker === false) return;
     for (const wrapper of this.discovery.getProviders()) this.exploreProvider(wrapper);
+    checkDeadLetterCycles(this.registry.all());
   }
 
   private exploreProvider(wrapper: InstanceWrapper): void {
