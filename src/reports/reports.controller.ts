@@ -1,4 +1,4 @@
-import { Body, Controller, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { QueueService } from 'nest-pg-job-queue';
 import { AdminTokenGuard } from '../common/admin-token.guard';
 import { JobResponse, toJobResponse } from '../jobs/job.response';
@@ -57,6 +57,24 @@ export class ReportsController {
       flowId,
       report: toJobResponse(steps[MONTHLY_MERGE_STEP]),
       regions: REPORT_REGIONS.map((region) => toJobResponse(steps[region])),
+    };
+  }
+
+  /**
+   * A monthly report as it stands: the merge (its `result` the report, once completed) and each
+   * region's job, read by `getFlow`. An operator's route, like `GET /jobs/:id`. A flow id that
+   * is not a UUID is a 400 naming `flowId`; one with no job left (unknown, or pruned) a 404.
+   */
+  @Get('monthly/:flowId')
+  @UseGuards(AdminTokenGuard)
+  async monthlyReport(@Param('flowId') flowId: string): Promise<MonthlyReportResponse> {
+    const jobs = await this.queue.getFlow(flowId);
+    const report = jobs.find((job) => job.stepName === MONTHLY_MERGE_STEP);
+    if (!report) throw new NotFoundException(`No monthly report has flow id ${flowId}`);
+    return {
+      flowId: report.flowId ?? flowId,
+      report: toJobResponse(report),
+      regions: jobs.filter((job) => job !== report).map(toJobResponse),
     };
   }
 

@@ -31,6 +31,7 @@ const MANAGEMENT: Route[] = [
   { method: 'post', path: '/jobs/types/:type/pause', ok: 201, answer: { paused: true } },
   { method: 'post', path: '/jobs/types/:type/resume', ok: 201, answer: { paused: false } },
   { method: 'get', path: '/metrics', ok: 200 },
+  { method: 'get', path: '/reports/monthly/:flowId', ok: 200 },
   { method: 'post', path: '/reports/monthly/:flowId/cancel', ok: 201 },
 ];
 

@@ -99,6 +99,26 @@ describe('example app: the monthly report, a fan-out of regions and a merge', ()
     expect(rows).toEqual([
       expect.objectContaining({ regions: 6, completed: 6, merge_started_after: true }),
     ]);
+
+    // The report as an operator reads it back, by its flow id (admin token only).
+    await example.anonymous().get(`/reports/monthly/${flowId}`).expect(401);
+    const readBack = (await example.http().get(`/reports/monthly/${flowId}`).expect(200)).body as {
+      flowId: string;
+      report: JobJson;
+      regions: JobJson[];
+    };
+    expect(readBack.flowId).toBe(flowId);
+    expect(readBack.report).toMatchObject({ id: report.id, status: 'completed' });
+    expect(readBack.report.result).toEqual(merged.result);
+    expect(readBack.regions.map((job) => [job.id, job.status])).toEqual(
+      regions.map((job) => [job.id, 'completed']),
+    );
+    await example.http().get('/reports/monthly/00000000-0000-4000-8000-000000000000').expect(404);
+    const badId = await example.http().get('/reports/monthly/not-a-flow');
+    expect({ status: badId.status, field: badId.body.field }).toEqual({
+      status: 400,
+      field: 'flowId',
+    });
   });
 
   it('gives the same figures for the same month every time', async () => {
