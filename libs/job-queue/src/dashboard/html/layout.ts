@@ -64,8 +64,8 @@ export function actionForm(
   </form>`;
 }
 
-/** A table of `rows` under a header row of `headings`. */
-export function table(id: string, headings: string[], rows: SafeHtml[]): SafeHtml {
+/** A table of `rows` under a header row of `headings` (text, or markup such as a link). */
+export function table(id: string, headings: Array<string | SafeHtml>, rows: SafeHtml[]): SafeHtml {
   return html`<table id="${id}">
     <thead>
       <tr>

@@ -2,7 +2,7 @@ import { JobStatus } from '../../entities/job-status.enum';
 import type { JobSchedule } from '../../interfaces/schedule-options.interface';
 import type { JobQueueStats } from '../../stats/job-queue-stats.types';
 import { html, SafeHtml } from '../html/escape';
-import { actionForm, layout, PageContext, time, withQuery } from '../html/layout';
+import { actionForm, layout, PageContext, table, time, withQuery } from '../html/layout';
 import type { Throughput } from '../throughput.query';
 import { throughputChart } from './throughput-chart';
 
@@ -53,20 +53,11 @@ function typesTable(ctx: PageContext, stats: JobQueueStats): SafeHtml {
       </td>
     </tr>`;
   });
-  return html`<table id="types">
-    <thead>
-      <tr>
-        <th scope="col">Type</th>
-        ${STATUSES.map(
-          (status) => html`<th scope="col"><a href="${listing({ status })}">${status}</a></th>`,
-        )}
-        <th scope="col"></th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return table(
+    'types',
+    ['Type', ...STATUSES.map((status) => html`<a href="${listing({ status })}">${status}</a>`), ''],
+    rows,
+  );
 }
 
 function schedulesTable(ctx: PageContext, schedules: JobSchedule[]): SafeHtml {
@@ -88,19 +79,5 @@ function schedulesTable(ctx: PageContext, schedules: JobSchedule[]): SafeHtml {
         </td>
       </tr>`,
   );
-  return html`<table id="schedules">
-    <thead>
-      <tr>
-        <th scope="col">Name</th>
-        <th scope="col">Cron</th>
-        <th scope="col">Type</th>
-        <th scope="col">Next fire</th>
-        <th scope="col">Last fire</th>
-        <th scope="col"></th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return table('schedules', ['Name', 'Cron', 'Type', 'Next fire', 'Last fire', ''], rows);
 }
