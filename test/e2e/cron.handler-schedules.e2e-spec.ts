@@ -1,6 +1,11 @@
 import { Provider } from '@nestjs/common';
 import { InvalidJobQueueOptionsError, JobSchedule } from 'nest-pg-job-queue';
-import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import {
+  bootFailure,
+  startWorkerApp,
+  useWorkerTestFile,
+  WorkerApp,
+} from '../support/worker-test-app';
 import { waitFor } from '../support/wait-for';
 import { CapturingLogger } from '../support/capturing-logger';
 import {
@@ -124,13 +129,7 @@ describe('@JobHandler cron: the handler schedules each boot writes', () => {
   ])(
     'fails the boot on %s, naming the handler, option and value',
     async (_, fixture, type, option, value) => {
-      const error = await startWorkerApp({ url: file.url, providers: [fixture] }).then(
-        async (booted) => {
-          await booted.close();
-          throw new Error('The app booted; it should have failed');
-        },
-        (thrown: unknown) => thrown,
-      );
+      const error = await bootFailure({ url: file.url, providers: [fixture] });
       expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
       const { option: named, value: given, message } = error as InvalidJobQueueOptionsError;
       expect(named).toBe(`@JobHandler('${type}') on ${fixture.name}#run: ${option}`);

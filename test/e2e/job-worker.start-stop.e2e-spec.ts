@@ -7,7 +7,12 @@ import {
 } from 'nest-pg-job-queue';
 import { JOB_QUEUE_SCHEDULER } from '../../libs/job-queue/src/job-queue.constants';
 import { waitFor } from '../support/wait-for';
-import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import {
+  bootFailure,
+  startWorkerApp,
+  useWorkerTestFile,
+  WorkerApp,
+} from '../support/worker-test-app';
 import { RECORD_JOB, RecordingHandlers, WITNESS_JOB } from '../fixtures/recording.handlers';
 import { ShutdownHandlers } from '../fixtures/shutdown.handlers';
 
@@ -190,17 +195,11 @@ describe('JobWorker: worker.autoStart false, start() and stop()', () => {
   });
 
   it('with autoStart false, still refuses worker.jobTypes without a handler at boot', async () => {
-    const error: unknown = await startWorkerApp({
+    const error = await bootFailure({
       url: file.url,
       queueOptions: { worker: { autoStart: false, jobTypes: [RECORD_JOB, 'start-stop.missing'] } },
       providers: [RecordingHandlers],
-    }).then(
-      async (booted) => {
-        await booted.close();
-        throw new Error('The app booted; it should have failed');
-      },
-      (thrown: unknown) => thrown,
-    );
+    });
     expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
     expect(error).toMatchObject({ option: 'worker.jobTypes', value: ['start-stop.missing'] });
   });

@@ -4,7 +4,7 @@ import {
   JobQueueError,
   JobStatus,
 } from 'nest-pg-job-queue';
-import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import { bootFailure, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 import {
   BootOkHandlers,
   DuplicateHandlersA,
@@ -32,17 +32,11 @@ describe('worker: boot errors', () => {
     providers: Array<new (...args: never[]) => unknown>,
     worker: { jobTypes?: string[] } = {},
   ): Promise<Error> {
-    const error: unknown = await startWorkerApp({
+    const error = await bootFailure({
       url: file.url,
       queueOptions: { worker: { pollIntervalMs: 20, ...worker } },
       providers,
-    }).then(
-      async (booted) => {
-        await booted.close();
-        throw new Error('The app booted; it should have failed');
-      },
-      (thrown: unknown) => thrown,
-    );
+    });
     expect(error).toBeInstanceOf(JobQueueError);
     return error as Error;
   }

@@ -1,6 +1,11 @@
 import { InvalidJobQueueOptionsError, JobStatus } from 'nest-pg-job-queue';
 import { waitFor, waitForJobToFinish } from '../support/wait-for';
-import { startWorkerApp, useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
+import {
+  bootFailure,
+  startWorkerApp,
+  useWorkerTestFile,
+  WorkerApp,
+} from '../support/worker-test-app';
 import {
   ALWAYS_FAILS,
   BARE_STACK,
@@ -318,17 +323,11 @@ describe('dead letters', () => {
       ["the handler's own type", DeadLetterItselfHandlers, 'dl.bad-self'],
       ['a type whose dead letters lead back', DeadLetterCycleHandlers, 'dl.cycle-a'],
     ])('refuses %s at boot, naming deadLetter and the value', async (_, fixture, value) => {
-      const error: unknown = await startWorkerApp({
+      const error = await bootFailure({
         url: file.url,
         queueOptions: { worker: { pollIntervalMs: 20 } },
         providers: [fixture],
-      }).then(
-        async (booted) => {
-          await booted.close();
-          throw new Error('The app booted; it should have failed');
-        },
-        (thrown: unknown) => thrown,
-      );
+      });
       expect(error).toBeInstanceOf(InvalidJobQueueOptionsError);
       const refused = error as InvalidJobQueueOptionsError;
       expect(refused.option).toMatch(new RegExp(` on ${fixture.name}#run: deadLetter$`));

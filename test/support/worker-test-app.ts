@@ -95,6 +95,20 @@ export async function startWorkerApp({
 }
 
 /**
+ * What booting a worker app with `options` rejects with; a boot that succeeds closes the app
+ * and fails the test (a boot error's test must not pass on a boot that went through).
+ */
+export function bootFailure(options: WorkerAppOptions): Promise<unknown> {
+  return startWorkerApp(options).then(
+    async (booted) => {
+      await booted.close();
+      throw new Error('The app booted; it should have failed');
+    },
+    (thrown: unknown) => thrown,
+  );
+}
+
+/**
  * For `afterAll`: fails when a test left an app open (it is closed here first, so the database can
  * still be dropped) or when any job is still claimed or running once every app is closed, i.e. a
  * worker was left holding it.
