@@ -294,11 +294,16 @@ describe('claim_job_batch: plan with a million finished jobs', () => {
         expect(readThrough(plan, 'jobs_claim_idx').removed).toBe(0);
       }
       // The finished rows are not in the claim's partial index: the claim reads the same pages
-      // but for the primary key's deeper descent to each claimed row (a few levels more per row;
-      // a scan of the million would be thousands of blocks).
+      // but, for each of the 10 claimed rows, the primary key's deeper descent (a few levels
+      // more) and its writes (the new version's heap page and index entries), whose pages vary
+      // from run to run with where the versions go. A scan of the million would be thousands of
+      // blocks. Here the two differ by 13 (from the heads) and 21 (after cursors) blocks, 10 of
+      // them the primary key's descent; one CI run read 46 more (209 against 163), the empty
+      // table's writes being the side that moved.
       const PKEY_LEVELS_MORE = 3;
+      const WRITES_THAT_VARY = 3;
       expect(blocksOf(withHistory)).toBeLessThanOrEqual(
-        blocksOf(withoutHistory) + PKEY_LEVELS_MORE * 10,
+        blocksOf(withoutHistory) + (PKEY_LEVELS_MORE + WRITES_THAT_VARY) * 10,
       );
     }
   });
