@@ -22,3 +22,15 @@ export enum JobStatus {
   Failed = 'failed',
   Cancelled = 'cancelled',
 }
+
+/** The statuses a job ends in: it runs no more unless retried. @internal */
+export const FINISHED_JOB_STATUSES: readonly JobStatus[] = [
+  JobStatus.Completed,
+  JobStatus.Failed,
+  JobStatus.Cancelled,
+];
+
+/** Whether `status` is one a job ends in (`FINISHED_JOB_STATUSES`). @internal */
+export function isFinishedStatus(status: string): boolean {
+  return (FINISHED_JOB_STATUSES as readonly string[]).includes(status);
+}

@@ -7,7 +7,7 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { Job } from '../entities/job.entity';
-import { JobStatus } from '../entities/job-status.enum';
+import { isFinishedStatus } from '../entities/job-status.enum';
 import { JobNotFoundError, JobQueueUnavailableError, JobWaitTimeoutError } from '../errors';
 import { WAIT_ENDED_BY_SHUTDOWN } from '../job-queue.messages';
 import { databaseErrorText } from '../errors/database-error.util';
@@ -17,12 +17,6 @@ import { toJob } from '../sql/queryable';
 import { readWaitedJobs } from '../sql/waited-jobs.query';
 import { queueDatabase } from '../queue/queue-database';
 import { JobEventStream } from './job-event-stream';
-
-const FINISHED: ReadonlySet<string> = new Set([
-  JobStatus.Completed,
-  JobStatus.Failed,
-  JobStatus.Cancelled,
-]);
 
 /** One `waitForJob` call. */
 interface Waiter {
@@ -127,7 +121,7 @@ export class JobWaits implements OnApplicationShutdown {
 
   private heard(events: readonly JobEvent[]): void {
     for (const event of events) {
-      if (FINISHED.has(event.status) && this.waiters.has(event.id)) this.readSoon([event.id]);
+      if (isFinishedStatus(event.status) && this.waiters.has(event.id)) this.readSoon([event.id]);
     }
   }
 

@@ -1,12 +1,11 @@
 import { Job } from '../entities/job.entity';
+import { isFinishedStatus } from '../entities/job-status.enum';
 import { InvalidJobInputError } from '../errors';
 import { DependencyFailurePolicy } from '../interfaces/enqueue-options.interface';
 import { JobInsertRow } from '../sql/insert-jobs.query';
 import { insertFlowJobs } from '../sql/insert-flow-jobs.query';
 import { LockedDependency, lockDependencies } from '../sql/lock-dependencies.query';
 import { Queryable } from '../sql/queryable';
-
-const FINISHED: readonly string[] = ['completed', 'failed', 'cancelled'];
 
 /**
  * Enqueues `row` to wait for the jobs `ids`, in the caller's transaction `db` (two statements:
@@ -37,7 +36,7 @@ export async function enqueueDependent(
   });
   const dependencies = [...locked.values()];
   const failed = dependencies.find((d) => d.status === 'failed' || d.status === 'cancelled');
-  const unfinished = dependencies.filter((d) => !FINISHED.includes(d.status)).length;
+  const unfinished = dependencies.filter((d) => !isFinishedStatus(d.status)).length;
   const failsNow = failed !== undefined && policy === 'fail';
   const [job] = await insertFlowJobs(
     db,

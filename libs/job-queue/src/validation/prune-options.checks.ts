@@ -3,9 +3,9 @@ import { PruneOptions } from '../interfaces/prune-options.interface';
 import { inputValidator } from './input.validator';
 import { Validator } from './validator';
 import { checkJobType } from './job-input.checks';
+import { FINISHED_JOB_STATUSES, isFinishedStatus } from '../entities/job-status.enum';
 
 const PRUNE_OPTION_KEYS = ['olderThanMs', 'statuses', 'types'];
-const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'];
 const pruneInput: Validator = inputValidator('prune');
 
 export interface CheckedPruneOptions {
@@ -30,11 +30,11 @@ export function checkPruneOptions(opts: unknown): CheckedPruneOptions {
       statuses === undefined
         ? null
         : pruneInput.nonEmptyArray('statuses', statuses).map((status, i) => {
-            if (typeof status !== 'string' || !FINISHED_STATUSES.includes(status)) {
+            if (typeof status !== 'string' || !isFinishedStatus(status)) {
               pruneInput.fail(
                 `statuses[${i}]`,
                 status,
-                `a finished status: ${FINISHED_STATUSES.join(', ')}`,
+                `a finished status: ${FINISHED_JOB_STATUSES.join(', ')}`,
               );
             }
             return status;

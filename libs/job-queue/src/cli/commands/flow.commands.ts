@@ -1,12 +1,11 @@
 import { Job } from '../../entities/job.entity';
+import { isFinishedStatus } from '../../entities/job-status.enum';
 import { CliError } from '../cli.errors';
 import { usageOf } from '../cli.messages';
 import { Command } from '../command';
 import { confirmBulk } from '../confirm';
 import { flowTable } from '../job-format';
 import { QueueService } from '../../queue.service';
-
-const FINISHED = new Set<string>(['completed', 'failed', 'cancelled']);
 
 /** The flow's jobs; exit 1 (`not_found`) when none is left, as for an unknown job id. */
 async function flowJobs(queue: QueueService, flowId: string): Promise<Job[]> {
@@ -41,7 +40,7 @@ export const cancelFlowCommand: Command = {
   run: async ({ args: [flowId], options, out, io, withQueue }) => {
     const { id, cancelled } = await withQueue(async (queue) => {
       const jobs = await flowJobs(queue, flowId);
-      const unfinished = jobs.filter((job) => !FINISHED.has(job.status)).length;
+      const unfinished = jobs.filter((job) => !isFinishedStatus(job.status)).length;
       const flow = jobs[0].flowId ?? flowId;
       if (unfinished > 0) {
         await confirmBulk(

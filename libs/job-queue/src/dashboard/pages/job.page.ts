@@ -1,13 +1,12 @@
 import { Job } from '../../entities/job.entity';
+import { isFinishedStatus } from '../../entities/job-status.enum';
 import type { JobLogEntry } from '../../interfaces/job-log-entry.interface';
 import { html, prettyJson, SafeHtml } from '../html/escape';
 import { actionForm, jobRow, layout, PageContext, table, time, withQuery } from '../html/layout';
 import type { JobDependencies, RelatedJob } from '../job-dependencies.query';
 
-const FINISHED = new Set<string>(['completed', 'failed', 'cancelled']);
-
 export function isFinished(job: Job): boolean {
-  return FINISHED.has(job.status);
+  return isFinishedStatus(job.status);
 }
 
 /**
