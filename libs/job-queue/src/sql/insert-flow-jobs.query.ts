@@ -1,10 +1,9 @@
 import { Job } from '../entities/job.entity';
 import { DEFAULT_PRIORITY } from '../job-queue.constants';
-import { JobInsertRow } from './insert-jobs.query';
+import { JobInsertRow, jobInputItem } from './insert-jobs.query';
 import { Queryable, queryRows, toJob } from './queryable';
 import { QueueSchema, queueSchema } from './queue-schema';
 import { queueNowSql } from './queue-now.sql';
-import { timestamptzInput } from './timestamp-text';
 
 /** What a job with dependencies, or in a flow, is to be inserted as. */
 export interface FlowJobRow {
@@ -105,18 +104,12 @@ export async function insertFlowJobs(
   return rows.map(toJob);
 }
 
-/** The input as one JSON document, each job's already serialised `data` reused. */
+/**
+ * The input as one JSON document: each job as `insertJobs` sends it (its already serialised
+ * `data` reused; a flow's jobs have no unique key), with the flow's columns added.
+ */
 function nodesDocument(jobs: readonly FlowJobRow[]): string {
   const items = jobs.map(({ row, ...flow }) => {
-    let item = `{"type":${JSON.stringify(row.jobType)},"data":${row.dataJson}`;
-    if (row.priority !== DEFAULT_PRIORITY) item += `,"priority":${row.priority}`;
-    if (row.runAt !== null) item += `,"run_at":"${timestamptzInput(row.runAt)}"`;
-    if (row.delayMs !== 0) item += `,"delay_ms":${row.delayMs}`;
-    if (row.maxAttempts !== null) item += `,"max_attempts":${row.maxAttempts}`;
-    if (row.concurrencyKey !== null) {
-      item += `,"concurrency_key":${JSON.stringify(row.concurrencyKey)}`;
-    }
-    if (row.metaJson !== null) item += `,"meta":${row.metaJson}`;
     const rest = JSON.stringify({
       step_name: flow.stepName,
       status: flow.status,
@@ -125,7 +118,7 @@ function nodesDocument(jobs: readonly FlowJobRow[]): string {
       has_dependants: flow.hasDependants,
       last_error: flow.lastError,
     });
-    return `${item},${rest.slice(1)}`;
+    return `${jobInputItem(row).slice(0, -1)},${rest.slice(1)}`;
   });
   return `[${items.join(',')}]`;
 }

@@ -125,22 +125,24 @@ export async function insertJobs(
  * are validated integers.
  */
 function inputDocument(rows: readonly JobInsertRow[]): string {
-  const items = rows.map((row) => {
-    let item = `{"type":${JSON.stringify(row.jobType)},"data":${row.dataJson}`;
-    if (row.priority !== DEFAULT_PRIORITY) item += `,"priority":${row.priority}`;
-    if (row.runAt !== null) item += `,"run_at":"${timestamptzInput(row.runAt)}"`;
-    if (row.delayMs !== 0) item += `,"delay_ms":${row.delayMs}`;
-    if (row.maxAttempts !== null) item += `,"max_attempts":${row.maxAttempts}`;
-    if (row.uniqueKey !== null) item += `,"unique_key":${JSON.stringify(row.uniqueKey)}`;
-    if (row.uniqueStates !== null) item += `,"unique_states":${row.uniqueStates}`;
-    if (row.uniqueWindowMs !== null) item += `,"window_ms":${row.uniqueWindowMs}`;
-    if (row.concurrencyKey !== null) {
-      item += `,"concurrency_key":${JSON.stringify(row.concurrencyKey)}`;
-    }
-    if (row.metaJson !== null) item += `,"meta":${row.metaJson}`;
-    return item + '}';
-  });
-  return `[${items.join(',')}]`;
+  return `[${rows.map(jobInputItem).join(',')}]`;
+}
+
+/** One row of `inputDocument`: `{"type":…,"data":…}` and the options that are not defaults. */
+export function jobInputItem(row: JobInsertRow): string {
+  let item = `{"type":${JSON.stringify(row.jobType)},"data":${row.dataJson}`;
+  if (row.priority !== DEFAULT_PRIORITY) item += `,"priority":${row.priority}`;
+  if (row.runAt !== null) item += `,"run_at":"${timestamptzInput(row.runAt)}"`;
+  if (row.delayMs !== 0) item += `,"delay_ms":${row.delayMs}`;
+  if (row.maxAttempts !== null) item += `,"max_attempts":${row.maxAttempts}`;
+  if (row.uniqueKey !== null) item += `,"unique_key":${JSON.stringify(row.uniqueKey)}`;
+  if (row.uniqueStates !== null) item += `,"unique_states":${row.uniqueStates}`;
+  if (row.uniqueWindowMs !== null) item += `,"window_ms":${row.uniqueWindowMs}`;
+  if (row.concurrencyKey !== null) {
+    item += `,"concurrency_key":${JSON.stringify(row.concurrencyKey)}`;
+  }
+  if (row.metaJson !== null) item += `,"meta":${row.metaJson}`;
+  return item + '}';
 }
 
 /**
