@@ -413,6 +413,29 @@ export function dashboardSuite(platform: Platform): void {
       expect(await pausedInDb('dashboard.guarded')).toBe(false);
     });
 
+    it('behind a proxy that rewrites Host, takes a POST whose Origin is the forwarded host, and refuses another', async () => {
+      await dash.queue.enqueue('dashboard.proxied', {});
+      const page = await overviewShowing('data-type="dashboard.proxied"');
+      const proxied = (path: string, forwarded: [string, string]) =>
+        post(path, page)
+          .set('Host', 'upstream.internal:3000')
+          .set('Origin', 'https://jobs.example.com')
+          .set(...forwarded);
+      const pause = '/queue/types/dashboard.proxied/pause';
+      // Someone else's host forwarded: still another origin, nothing paused.
+      expect((await proxied(pause, ['X-Forwarded-Host', 'evil.example'])).status).toBe(403);
+      expect(await pausedInDb('dashboard.proxied')).toBe(false);
+      const paused = await proxied(pause, ['X-Forwarded-Host', 'jobs.example.com, upstream']);
+      expect(paused.status).toBe(303);
+      expect(await pausedInDb('dashboard.proxied')).toBe(true);
+      const resumed = await proxied('/queue/types/dashboard.proxied/resume', [
+        'Forwarded',
+        'for=192.0.2.1;host="jobs.example.com";proto=https',
+      ]);
+      expect(resumed.status).toBe(303);
+      expect(await pausedInDb('dashboard.proxied')).toBe(false);
+    });
+
     it('pauses and resumes a type with the page token, and says so', async () => {
       await dash.queue.enqueue('dashboard.pausable', {});
       const page = await overviewShowing('data-type="dashboard.pausable"');

@@ -56,11 +56,13 @@ function sameToken(a: string, b: string): boolean {
 
 /**
  * Refuses (403) a POST sent from another origin, or without the page's token: an `Origin` header
- * that names another host than the request's, or a token missing or unlike the cookie's.
+ * that names none of the request's hosts (see `requestHosts`), or a token missing or unlike the
+ * cookie's.
  */
 export function checkCsrf(req: DashboardRequest): void {
   const origin = header(req, 'origin');
-  if (origin !== undefined && originHost(origin) !== header(req, 'host')) {
+  const from = origin === undefined ? undefined : originHost(origin);
+  if (origin !== undefined && (from === undefined || !requestHosts(req).includes(from))) {
     throw new ForbiddenException(`Refused: the request came from another origin (${origin})`);
   }
   const cookie = csrfCookieToken(req);
@@ -70,6 +72,23 @@ export function checkCsrf(req: DashboardRequest): void {
       'Refused: the form had no valid CSRF token. Reload the page and try again.',
     );
   }
+}
+
+/**
+ * The hosts a browser may have sent this request to: `Host`, and the host a reverse proxy says
+ * the browser asked for (the first `X-Forwarded-Host`, or `Forwarded: host=`). A proxy often
+ * rewrites `Host` to its upstream's (nginx's default), and a page served through it posts with
+ * the public host as `Origin`. Trusting the forwarded headers here gives another site nothing:
+ * a browser sends no such header of a page's choosing across sites, and the token is checked
+ * whatever the hosts.
+ */
+function requestHosts(req: DashboardRequest): string[] {
+  const hosts = [header(req, 'host')];
+  hosts.push(header(req, 'x-forwarded-host')?.split(',')[0].trim());
+  const forwarded = header(req, 'forwarded')?.split(',')[0];
+  const match = forwarded === undefined ? null : /(?:^|;)\s*host="?([^";]+)"?/i.exec(forwarded);
+  hosts.push(match?.[1]);
+  return hosts.filter((host): host is string => host !== undefined && host !== '');
 }
 
 function originHost(origin: string): string | undefined {
