@@ -180,4 +180,57 @@ describe('opentelemetry: spans from enqueue to run, across processes', () => {
       }),
     ]);
   });
+  it("starts a trace at each cron fire in the node that fired it, and runSchedule continues the caller's", async () => {
+    await producer.queue.schedule('traced-every-second', '* * * * * *', 'traced.report', {});
+    // The worker process ticks the schedules: a fire is a send there, and the run its child.
+    const fire = await waitFor(
+      async () => {
+        const spans = await worker.spans();
+        const send = spans.find((span) => span.name === 'send traced.report');
+        const run =
+          send &&
+          spans.find(
+            (span) => span.name === 'process traced.report' && span.parentSpanId === send.spanId,
+          );
+        return send && run ? { send, run } : undefined;
+      },
+      { timeoutMs: 15_000, description: 'a cron fire and its run, traced in the worker process' },
+    );
+    await producer.queue.unschedule('traced-every-second');
+    expect(fire.send.kind).toBe(SpanKind.PRODUCER);
+    expect(fire.send.parentSpanId).toBeUndefined(); // a trace of its own
+    expect(fire.run).toMatchObject({
+      traceId: fire.send.traceId,
+      attributes: expect.objectContaining({
+        'messaging.message.id': fire.send.attributes['messaging.message.id'],
+      }),
+    });
+
+    await producer.queue.schedule('traced-yearly', '0 0 1 1 *', 'traced.report', {});
+    const tracer = trace.getTracer('test-request');
+    const job = await tracer.startActiveSpan('POST /schedules/run', async (request) => {
+      try {
+        return await producer.queue.runSchedule('traced-yearly');
+      } finally {
+        request.end();
+      }
+    });
+    await producer.queue.unschedule('traced-yearly');
+    expect(job.meta).toEqual({ otel: { traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-/) } });
+    const here = exporter.getFinishedSpans().map(spanRecord);
+    const request = here.find((span) => span.name === 'POST /schedules/run')!;
+    const send = here.find((span) => span.attributes['messaging.message.id'] === job.id)!;
+    expect(send).toMatchObject({ name: 'send traced.report', parentSpanId: request.spanId });
+    await finished(job.id);
+    const run = await waitFor(
+      async () =>
+        (await worker.spans()).find(
+          (span) =>
+            span.name === 'process traced.report' &&
+            span.attributes['messaging.message.id'] === job.id,
+        ),
+      { timeoutMs: 10_000, description: "the run of runSchedule's job" },
+    );
+    expect(run).toMatchObject({ traceId: request.traceId, parentSpanId: send.spanId });
+  });
 });

@@ -181,3 +181,34 @@ describe('prometheus: rescues by this process', () => {
     expect((await app.queue.getJob(last.id)).status).toBe(JobStatus.Failed);
   });
 });
+
+describe('prometheus: jobs from schedules', () => {
+  const file = useWorkerTestFile();
+  const registry = new Registry();
+  const FIRED = 'metrics.fired';
+  const RUN_NOW = 'metrics.run-now';
+
+  it('counts each job a cron fire enqueued, and the one runSchedule enqueued, per type', async () => {
+    const app = await file.start({ imports: [JobQueueMetricsModule.forRoot({ registry })] });
+    await app.queue.schedule('metrics-every-second', '* * * * * *', FIRED, null);
+    // A yearly schedule does not fire during the test: its one job is runSchedule's.
+    await app.queue.schedule('metrics-yearly', '0 0 1 1 *', RUN_NOW, null);
+    const jobsOf = async (type: string): Promise<number> =>
+      (await app.queue.listJobs({ type })).jobs.length;
+    await waitFor(async () => (await jobsOf(FIRED)) >= 2, {
+      description: 'the every-second schedule to fire twice',
+    });
+    await app.queue.unschedule('metrics-every-second');
+    await app.queue.runSchedule('metrics-yearly');
+    // A fire under way as the schedule went may still land: the count catches up with it.
+    const fired = await jobsOf(FIRED);
+    const counted = await waitFor(
+      async () => {
+        const samples = samplesOf(await registry.metrics(), 'job_queue_jobs_enqueued_total');
+        return samples[`type=${FIRED}`] === fired ? samples : undefined;
+      },
+      { description: `the enqueue counter to reach the ${fired} fired jobs` },
+    );
+    expect(counted).toEqual(byType({ [FIRED]: fired, [RUN_NOW]: 1 }));
+  });
+});

@@ -62,7 +62,6 @@ import { WaitForJobOptions } from './interfaces/job-event.interface';
 import { JobEventStream } from './events/job-event-stream';
 import { JobLogEntry, JobLogReadOptions } from './interfaces/job-log-entry.interface';
 import { readJobLog } from './sql/job-log.query';
-import { serialiseData } from './validation/json-data';
 import { JobWaits } from './events/job-waits';
 import { jobEvent } from './events/job-event-payload';
 import { JobQueueInstruments } from './instrumentation/job-queue-instruments';
@@ -70,7 +69,7 @@ import { JobListPage, ListJobsQuery } from './interfaces/list-jobs.interface';
 import { checkListJobsQuery } from './validation/list-jobs.checks';
 import { encodeJobListCursor } from './validation/job-list-cursor';
 import { listJobRows } from './sql/list-jobs.query';
-import { runSchedule } from './cron/sql/run-schedule.query';
+import { runSchedule, scheduleJobType } from './cron/sql/run-schedule.query';
 import { RedriveOptions } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
@@ -272,29 +271,18 @@ export class QueueService {
    * Runs `insert` with `rows` and the queue's clock; the instruments see the call, and what they
    * capture is each job's `meta`.
    */
-  private async instrumented(
+  private instrumented(
     rows: JobInsertRow[],
     insert: (rows: JobInsertRow[], now: Date | null) => Promise<EnqueueResult[]>,
   ): Promise<EnqueueResult[]> {
     const now = this.clock?.now() ?? null;
     if (!this.instruments?.active) return insert(rows, now);
-    const instrumented = this.instruments.enqueueStarted(rows.map((row) => row.jobType));
-    let results: EnqueueResult[];
-    try {
-      const metaJson =
-        instrumented.meta === undefined
-          ? null
-          : serialiseData('meta', instrumented.meta, this.options.maxMetaBytes, 'maxMetaBytes');
-      const withMeta = metaJson === null ? rows : rows.map((row) => ({ ...row, metaJson }));
-      results = await insert(withMeta, now);
-    } catch (error) {
-      instrumented.ended({ error });
-      throw error;
-    }
-    instrumented.ended({
-      created: results.flatMap((result) => (result.outcome === 'created' ? [result.job] : [])),
-    });
-    return results;
+    return this.instruments.enqueue(
+      rows.map((row) => row.jobType),
+      (metaJson) =>
+        insert(metaJson === null ? rows : rows.map((row) => ({ ...row, metaJson })), now),
+      (results) => results.flatMap((result) => (result.outcome === 'created' ? [result.job] : [])),
+    );
   }
 
   /**
@@ -599,14 +587,18 @@ export class QueueService {
    */
   async runSchedule(name: string): Promise<Job> {
     const scheduleName = checkScheduleName('name', name);
-    const row = await runSchedule(
-      this.db(),
-      this.options.schema,
-      scheduleName,
-      this.clock?.now() ?? null,
-    );
-    if (!row) throw new ScheduleNotFoundError(scheduleName);
-    return toJob(row);
+    const db = this.db();
+    const now = this.clock?.now() ?? null;
+    const insert = async (metaJson: string | null) => {
+      const row = await runSchedule(db, this.options.schema, scheduleName, now, metaJson);
+      if (!row) throw new ScheduleNotFoundError(scheduleName);
+      return toJob(row);
+    };
+    if (!this.instruments?.active) return insert(null);
+    // The instruments are told the job's type before the insert, as at any enqueue.
+    const jobType = await scheduleJobType(db, this.options.schema, scheduleName);
+    if (jobType === undefined) throw new ScheduleNotFoundError(scheduleName);
+    return this.instruments.enqueue([jobType], insert, (job) => [job]);
   }
 
   /** Every schedule, by name, with its next and last fire times. */

@@ -18,6 +18,7 @@ import { LogPeriod } from '../periodic/log-period';
 import { KeyedLogPeriod } from '../periodic/keyed-log-period';
 import { LateFires } from './late-fires';
 import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
+import { JobQueueInstruments } from '../instrumentation/job-queue-instruments';
 
 /**
  * How often a node says again that it cannot plan a schedule, per schedule: the first at once,
@@ -54,6 +55,7 @@ export class CronScheduler extends MaintenanceTask {
   constructor(
     context: MaintenanceContext,
     private readonly wakeup: ClaimWakeup,
+    private readonly instruments: JobQueueInstruments,
   ) {
     super(context, {
       kind: 'cron',
@@ -115,15 +117,23 @@ export class CronScheduler extends MaintenanceTask {
   ): Promise<FiredSchedule | undefined> {
     const plan = this.plan(due, clock);
     if (!plan) return undefined;
-    const jobIds = await fireSchedule(this.dataSource, this.options.schema, {
-      name: due.name,
-      cron: due.cron,
-      timezone: due.timezone,
-      catchUp: due.catch_up,
-      readNextFireAt: due.next_fire_at,
-      ...plan,
-    });
-    if (!jobIds) return undefined; // another node (or a schedule() call) got there first
+    // The instruments see a fire as an enqueue of its jobs: counted, and traced from here on.
+    const jobs = await this.instruments.enqueue(
+      plan.fireTimes.map(() => due.job_type),
+      (metaJson) =>
+        fireSchedule(this.dataSource, this.options.schema, {
+          name: due.name,
+          cron: due.cron,
+          timezone: due.timezone,
+          catchUp: due.catch_up,
+          readNextFireAt: due.next_fire_at,
+          ...plan,
+          metaJson,
+        }),
+      (fired) => fired ?? [],
+    );
+    if (!jobs) return undefined; // another node (or a schedule() call) got there first
+    const jobIds = jobs.map((job) => job.id);
     if (plan.missedSince) this.logMissed(due, plan);
     late.add(due.name, plan.late);
     return { name: due.name, jobIds, fireTimes: plan.fireTimes, nextFireAt: plan.nextFireAt };

@@ -3,6 +3,7 @@ import { Job } from '../entities/job.entity';
 import { RESOLVED_JOB_QUEUE_OPTIONS } from '../job-queue.constants';
 import { JobContextHooks } from '../interfaces/job-context-hooks.interface';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
+import { serialiseData } from '../validation/json-data';
 import {
   JobEnqueueScope,
   JobQueueInstrument,
@@ -35,9 +36,11 @@ const NO_ENQUEUE_SCOPE: EnqueueInstrumentation = { meta: undefined, ended: () =>
 export class JobQueueInstruments {
   private readonly logger = new Logger('JobQueue');
   private instruments: JobQueueInstrument[] = [];
+  private readonly maxMetaBytes: number;
 
   /** @internal Nest's injector makes it: inject `JobQueueInstruments`, do not construct it. */
   constructor(@Inject(RESOLVED_JOB_QUEUE_OPTIONS) options: ResolvedJobQueueOptions) {
+    this.maxMetaBytes = options.maxMetaBytes;
     if (options.context) this.add(contextInstrument(options.context));
   }
 
@@ -70,6 +73,34 @@ export class JobQueueInstruments {
         for (const scope of scopes) this.call(() => scope.ended?.(result));
       },
     };
+  }
+
+  /**
+   * @internal An insert of jobs of `jobTypes` (one entry per job) as the instruments see it:
+   * `insert` gets what they capture as the JSON of each job's `meta` (null: nothing), and its
+   * result's `created` jobs end the enqueue. Whatever path inserts jobs (an enqueue, a flow, a
+   * cron fire, `runSchedule`) goes through here, so metrics and traces see every new job.
+   */
+  async enqueue<R>(
+    jobTypes: readonly string[],
+    insert: (metaJson: string | null) => Promise<R>,
+    created: (result: R) => readonly Job[],
+  ): Promise<R> {
+    if (this.instruments.length === 0 || jobTypes.length === 0) return insert(null);
+    const scope = this.enqueueStarted(jobTypes);
+    let result: R;
+    try {
+      const metaJson =
+        scope.meta === undefined
+          ? null
+          : serialiseData('meta', scope.meta, this.maxMetaBytes, 'maxMetaBytes');
+      result = await insert(metaJson);
+    } catch (error) {
+      scope.ended({ error });
+      throw error;
+    }
+    scope.ended({ created: created(result) });
+    return result;
   }
 
   /** @internal A run of `job` starts: the scope its handler runs in, and its end. */

@@ -20,6 +20,8 @@ export interface DueScheduleRow {
   cron: string;
   timezone: string;
   catch_up: string;
+  /** The type its jobs get, as read: what the instruments are told a fire will enqueue. */
+  job_type: string;
   /** Cut to milliseconds, as a Date holds it: `fireSchedule` compares it the same way. */
   next_fire_at: Date;
   /** `next_fire_at` exactly, as text: the cursor, so a row is never read twice in one tick. */
@@ -29,7 +31,7 @@ export interface DueScheduleRow {
 // Keyset pages in (next_fire_at, name) order: a row this node could not plan, or that another
 // node fired meanwhile, is passed by the cursor, never read again by the same tick.
 const DUE_SCHEDULES = (schema: QueueSchema): string => `
-  SELECT s.name, s.cron, s.timezone, s.catch_up,
+  SELECT s.name, s.cron, s.timezone, s.catch_up, s.job_type,
          pg_catalog.date_trunc('milliseconds'::text, s.next_fire_at) AS next_fire_at,
          s.next_fire_at::text AS position
   FROM ${schema.jobSchedules} s
