@@ -17,9 +17,11 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "the unique index's predicate (unique-keys.sql.ts): the checked schema and constants",
   "* uniqueKeyCountsSql(schema, 'j.')":
     "the unique index's predicate for the row `j` (unique-keys.sql.ts): the checked schema and constants",
+  "* uniqueKeyCountsSql(schema, 'h.')":
+    "the unique index's predicate for the holder `h` (unique-keys.sql.ts): the checked schema and constants",
   "* storedUniqueKeySql('k.unique_key', 'k.window_ms', '$2')":
     "a stored key from input columns at the queue's clock (unique-keys.sql.ts): column names, a placeholder",
-  "* storedUniqueKeySql('t.unique_key', 't.window_ms', '$2')":
+  "* storedUniqueKeySql('given.unique_key', 'given.window_ms', '$2')":
     "a stored key from input columns at the queue's clock (unique-keys.sql.ts): column names, a placeholder",
   '* queueNowSql(now)':
     "the queue's clock (queue-now.sql.ts) from a placeholder the caller names: constants",
