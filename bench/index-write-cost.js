@@ -1,0 +1,139 @@
+'use strict';
+// node bench/index-write-cost.js [--jobs=100000] [--rounds=4] (after `npm run build:lib`): what
+// the indexes that a job's two state changes write to cost the database, per job. Each variant is
+// a fresh database migrated alike, with some indexes dropped; in each, the jobs are claimed 500 at
+// a time and completed by the library's own statements (`claimAndStartJobs`, `finishJobs`, as a
+// worker sends them), one connection, nothing else running. The figure is that backend's CPU
+// time (/proc, the server runs on this machine) over the jobs, rounds alternating between the
+// variants so a noisy moment hits them all. The dropped indexes serve the reaper
+// (jobs_lease_idx), the listing (jobs_list_idx) and retention (jobs_finished_idx): this measures
+// what they cost, not a configuration to run. Not in CI.
+const fs = require('node:fs');
+const path = require('node:path');
+const { DataSource } = require(require.resolve('typeorm', { paths: [path.join(__dirname, '..')] }));
+const { Client } = require(require.resolve('pg', { paths: [path.join(__dirname, '..')] }));
+const { jobQueueMigrations } = require('../libs/job-queue/dist');
+const { claimAndStartJobs } = require('../libs/job-queue/dist/sql/claim-job-batch.query');
+const { finishJobs } = require('../libs/job-queue/dist/sql/finish-jobs.query');
+const { createDatabase, dropDatabase, withClient } = require('./lib/db');
+const { summarize } = require('./lib/stats');
+
+const option = (name, fallback) => {
+  const given = process.argv.find((arg) => arg.startsWith(`--${name}=`));
+  return given ? Number(given.slice(name.length + 3)) : fallback;
+};
+const JOBS = option('jobs', 100_000);
+const ROUNDS = option('rounds', 4);
+const BATCH = 500;
+const TYPE = 'bench.noop';
+const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
+
+const VARIANTS = {
+  'all indexes': [],
+  'without jobs_list_idx': ['jobs_list_idx'],
+  'without jobs_lease_idx': ['jobs_lease_idx'],
+  'without jobs_finished_idx': ['jobs_finished_idx'],
+  'without all three': ['jobs_list_idx', 'jobs_lease_idx', 'jobs_finished_idx'],
+};
+
+const CLAIM_TYPES = {
+  jobTypes: [TYPE],
+  caps: [null],
+  maxAttempts: [3],
+  backoffBaseMs: [1000],
+  backoffMaxMs: [60_000],
+  backoffJitter: [0.1],
+};
+
+function backendCpuMs(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS; // utime + stime
+}
+
+async function prepare(tag, dropped) {
+  const db = await createDatabase(tag);
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: db.url,
+    migrations: jobQueueMigrations,
+  });
+  await dataSource.initialize();
+  await dataSource.runMigrations();
+  await dataSource.destroy();
+  await withClient(db.url, async (client) => {
+    for (const index of dropped) await client.query(`DROP INDEX job_queue.${index}`);
+  });
+  const client = new Client({ connectionString: db.url });
+  await client.connect();
+  const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  // The statements' shape as a worker sees it: rows, not TypeORM's [rows, count].
+  const queryable = { query: async (sql, values) => (await client.query(sql, values)).rows };
+  return { ...db, client, pid, queryable, perJob: [] };
+}
+
+async function fill(side) {
+  await side.client.query('TRUNCATE job_queue.jobs CASCADE');
+  await side.client.query(
+    `INSERT INTO job_queue.jobs (job_type, data)
+     SELECT $1, '{"n":1}'::jsonb FROM generate_series(1, $2::int)`,
+    [TYPE, JOBS],
+  );
+  await side.client.query('VACUUM ANALYZE job_queue.jobs');
+}
+
+/** Claims and completes every job; the backend's CPU µs per job. */
+async function drain(side) {
+  const before = backendCpuMs(side.pid);
+  for (;;) {
+    const { jobs } = await claimAndStartJobs(side.queryable, 'job_queue', 'w', CLAIM_TYPES, BATCH);
+    if (jobs.length === 0) break;
+    const outcomes = jobs.map((job) => ({
+      id: job.id,
+      runToken: job.runToken,
+      status: 'completed',
+      resultJson: null,
+      lastError: null,
+      retryDelayMs: null,
+      progress: null,
+      stage: null,
+      logRows: [],
+      logOutcome: false,
+    }));
+    await finishJobs(side.queryable, 'job_queue', 'w', outcomes);
+  }
+  return ((backendCpuMs(side.pid) - before) * 1000) / JOBS;
+}
+
+async function main() {
+  const sides = {};
+  try {
+    for (const [name, dropped] of Object.entries(VARIANTS)) {
+      sides[name] = await prepare(`iwc_${dropped.length}_${dropped[0] ?? 'none'}`, dropped);
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const side of Object.values(sides)) {
+        await fill(side);
+        side.perJob.push(await drain(side));
+      }
+    }
+    console.log(`${JOBS} jobs claimed 500 at a time and completed, ${ROUNDS} rounds:`);
+    for (const [name, side] of Object.entries(sides)) {
+      const { median, min, max } = summarize(side.perJob);
+      console.log(
+        `${name.padEnd(26)} database CPU µs per job: median ${median.toFixed(1)} ` +
+          `(min ${min.toFixed(1)}, max ${max.toFixed(1)})`,
+      );
+    }
+  } finally {
+    for (const side of Object.values(sides)) {
+      await side.client.end().catch(() => undefined);
+      await dropDatabase(side.name).catch(() => undefined);
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
