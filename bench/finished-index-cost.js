@@ -4,10 +4,8 @@
 // index dropped in one; 200,000 running jobs each are completed 500 per UPDATE (the completer's
 // batch shape, synchronous_commit off), rounds alternating between the two databases so a
 // noisy moment hits both. Prints the median time per UPDATE and per job. Not in CI.
-const path = require('node:path');
-const { DataSource } = require(require.resolve('typeorm', { paths: [path.join(__dirname, '..')] }));
-const { jobQueueMigrations } = require('../libs/job-queue/dist');
-const { createDatabase, dropDatabase, withClient } = require('./lib/db');
+const { dropDatabase, withClient } = require('./lib/db');
+const { createMigratedDatabase } = require('./lib/migrated-database');
 const { Client } = require('pg');
 const { median } = require('./lib/stats');
 const { nowMs } = require('./lib/timing');
@@ -16,15 +14,7 @@ const JOBS = 200_000;
 const BATCH = 500;
 
 async function prepare(tag, dropIndex) {
-  const db = await createDatabase(tag);
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url: db.url,
-    migrations: jobQueueMigrations,
-  });
-  await dataSource.initialize();
-  await dataSource.runMigrations();
-  await dataSource.destroy();
+  const db = await createMigratedDatabase(tag);
   await withClient(db.url, async (client) => {
     if (dropIndex) await client.query('DROP INDEX job_queue.jobs_finished_idx');
     await client.query(

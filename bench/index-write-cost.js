@@ -8,14 +8,13 @@
 // variants so a noisy moment hits them all. The dropped indexes serve the reaper
 // (jobs_lease_idx), the listing (jobs_list_idx) and retention (jobs_finished_idx): this measures
 // what they cost, not a configuration to run. Not in CI.
-const fs = require('node:fs');
 const path = require('node:path');
-const { DataSource } = require(require.resolve('typeorm', { paths: [path.join(__dirname, '..')] }));
 const { Client } = require(require.resolve('pg', { paths: [path.join(__dirname, '..')] }));
-const { jobQueueMigrations } = require('../libs/job-queue/dist');
 const { claimAndStartJobs } = require('../libs/job-queue/dist/sql/claim-job-batch.query');
 const { finishJobs } = require('../libs/job-queue/dist/sql/finish-jobs.query');
-const { createDatabase, dropDatabase, withClient } = require('./lib/db');
+const { dropDatabase, withClient } = require('./lib/db');
+const { createMigratedDatabase } = require('./lib/migrated-database');
+const { processCpuMs } = require('./lib/process-cpu');
 const { summarize } = require('./lib/stats');
 
 const option = (name, fallback) => {
@@ -26,7 +25,6 @@ const JOBS = option('jobs', 100_000);
 const ROUNDS = option('rounds', 4);
 const BATCH = 500;
 const TYPE = 'bench.noop';
-const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
 
 const VARIANTS = {
   'all indexes': [],
@@ -45,22 +43,8 @@ const CLAIM_TYPES = {
   backoffJitter: [0.1],
 };
 
-function backendCpuMs(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS; // utime + stime
-}
-
 async function prepare(tag, dropped) {
-  const db = await createDatabase(tag);
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url: db.url,
-    migrations: jobQueueMigrations,
-  });
-  await dataSource.initialize();
-  await dataSource.runMigrations();
-  await dataSource.destroy();
+  const db = await createMigratedDatabase(tag);
   await withClient(db.url, async (client) => {
     for (const index of dropped) await client.query(`DROP INDEX job_queue.${index}`);
   });
@@ -84,7 +68,7 @@ async function fill(side) {
 
 /** Claims and completes every job; the backend's CPU µs per job. */
 async function drain(side) {
-  const before = backendCpuMs(side.pid);
+  const before = processCpuMs(side.pid);
   for (;;) {
     const { jobs } = await claimAndStartJobs(side.queryable, 'job_queue', 'w', CLAIM_TYPES, BATCH);
     if (jobs.length === 0) break;
@@ -102,7 +86,7 @@ async function drain(side) {
     }));
     await finishJobs(side.queryable, 'job_queue', 'w', outcomes);
   }
-  return ((backendCpuMs(side.pid) - before) * 1000) / JOBS;
+  return ((processCpuMs(side.pid) - before) * 1000) / JOBS;
 }
 
 async function main() {

@@ -1,5 +1,4 @@
 'use strict';
-const fs = require('node:fs');
 // Processing pre-enqueued no-op jobs with N worker processes: the clock runs from the start
 // signal (all workers booted) to the moment the peer's own count of completed jobs reaches the
 // total. pg_stat_database of the fresh database gives transactions and rows written per job.
@@ -7,6 +6,7 @@ const { nowMs, waitFor, sleep } = require('./timing');
 const { databaseCounters, withClient } = require('./db');
 const { WorkerGroup } = require('./children');
 const { withPeerDatabase, addInChunks } = require('./workload');
+const { processCpuMs } = require('./process-cpu');
 
 async function runProcessing({ peer, cfg, workers, total, rssAt, tag }) {
   return withPeerDatabase(peer, tag, async (db) => {
@@ -98,8 +98,6 @@ async function runProcessing({ peer, cfg, workers, total, rssAt, tag }) {
   });
 }
 
-const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux
-
 /**
  * CPU time (ms) of each PostgreSQL backend connected to the bench database, read from /proc:
  * the server runs on this machine. Backends that connect during the run count from zero.
@@ -114,9 +112,7 @@ async function backendCpu(db) {
   const cpu = new Map();
   for (const { pid } of rows) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS); // utime + stime
+      cpu.set(pid, processCpuMs(pid));
     } catch {
       // gone, or not on this machine
     }
