@@ -2,6 +2,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { ExampleApp, startExampleApp } from '../support/example-app';
+import { waitFor } from '../support/wait-for';
 
 type Method = 'get' | 'post';
 
@@ -233,6 +234,19 @@ describe('example app: the admin token', () => {
       });
     },
   );
+
+  // The retry above made the job due, and the app's worker runs it: it must have finished before
+  // the dashboard's actions are checked to leave it as it was.
+  it("the job the admin retried runs to completion on the app's worker", async () => {
+    const finished = await waitFor(
+      async () => {
+        const job = (await row()) as { status: string };
+        return job.status === 'completed' ? job : undefined;
+      },
+      { description: `job ${jobId} to complete` },
+    );
+    expect(finished).toMatchObject({ status: 'completed', attempts: 1 });
+  });
 
   it('accepts the scheme in any case, as HTTP has it', async () => {
     await example
