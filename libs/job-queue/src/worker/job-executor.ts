@@ -219,8 +219,9 @@ export class JobExecutor {
       return;
     }
     // Not to be committed: a `ctx.transaction` the run was aborted in (its handler may still be
-    // in it), or the run's own unless it completes (below).
-    await ctx.current?.rollback(false);
+    // in it), or the run's own unless it completes (below). Awaited only when there is one: an
+    // `await` of nothing still makes promises, and every short job would pay for them.
+    if (ctx.current) await ctx.current.rollback(false);
     const closing = ctx.close();
     const unwritten = closing && (await closing);
     if (reason instanceof WorkerShutdownError || reason instanceof JobCancelledError) {
@@ -254,7 +255,7 @@ export class JobExecutor {
       scope.ended({ end: runEndOf(landed ?? final), runMs, error: thrown });
       return landed;
     }
-    await runTx?.rollback(!aborted);
+    if (runTx) await runTx.rollback(!aborted);
     scope.ended({ end: runEndOf(final), runMs, error: thrown });
     return final;
   }

@@ -396,8 +396,12 @@ export class JobPoller {
       if (!job) break;
       this.executor.start(job);
     }
-    void this.handBack(refused.leaseLapsed, 'their lease lapsed before a slot was free');
-    void this.handBack(refused.paused, 'their type is paused');
+    // Called as each slot frees: an async call with nothing to hand back would still cost a job
+    // its promise.
+    if (refused.leaseLapsed.length > 0) {
+      void this.handBack(refused.leaseLapsed, 'their lease lapsed before a slot was free');
+    }
+    if (refused.paused.length > 0) void this.handBack(refused.paused, 'their type is paused');
   }
 
   /**
