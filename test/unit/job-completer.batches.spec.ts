@@ -34,7 +34,8 @@ function recordingDatabase(refuse: string[] = []) {
   const statements: Statement[] = [];
   const db = {
     async query(_sql: string, parameters: unknown[]) {
-      const ids = parameters[1] as string[];
+      // The ids go as the text of a bigint[] ('{1,2}'), as PostgreSQL reads it.
+      const ids = (parameters[1] as string).slice(1, -1).split(',').filter(Boolean);
       // completeJobs sends (worker, ids, tokens, results, now); finishJobs sends the statuses too.
       const completions = parameters.length === 5;
       statements.push({ ids, completions });
@@ -63,7 +64,7 @@ const completion = (id: number, resultJson = '{}'): QueuedOutcome => ({
   stage: null,
   logRows: [],
   logOutcome: false,
-  ifRefused: { status: JobStatus.Failed, retryDelayMs: null },
+  ifRefused: () => ({ status: JobStatus.Failed, retryDelayMs: null }),
   subject: {
     id: String(id),
     jobType: 't',

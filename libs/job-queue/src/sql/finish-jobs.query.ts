@@ -3,6 +3,7 @@ import { QueueSchema, queueSchema, StatementBuilder } from './queue-schema';
 import { JobStatus } from '../entities/job-status.enum';
 import { notifyJobEventsCtes } from './job-events.notify';
 import { queueNowSql } from './queue-now.sql';
+import { integerArrayText } from './integer-array-text';
 import {
   firstLineSql,
   givenLogRowsCte,
@@ -196,8 +197,8 @@ export async function finishJobs(
   }
   const parameters: unknown[] = [
     workerId,
-    outcomes.map((o) => o.id),
-    outcomes.map((o) => o.runToken),
+    integerArrayText(outcomes.map((o) => o.id)),
+    integerArrayText(outcomes.map((o) => o.runToken)),
     outcomes.map((o) => o.status),
     outcomes.map((o) => o.resultJson),
     outcomes.map((o) => o.lastError),
@@ -299,8 +300,8 @@ async function completeJobs(
 ): Promise<SupersededOutcome[]> {
   const parameters: unknown[] = [
     workerId,
-    outcomes.map((o) => o.id),
-    outcomes.map((o) => o.runToken),
+    integerArrayText(outcomes.map((o) => o.id)),
+    integerArrayText(outcomes.map((o) => o.runToken)),
     outcomes.map((o) => o.resultJson),
     now,
   ];

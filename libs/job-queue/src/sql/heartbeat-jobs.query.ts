@@ -1,4 +1,5 @@
 import { Queryable, queryRows } from './queryable';
+import { integerArrayText } from './integer-array-text';
 import { QueueSchema, queueSchema } from './queue-schema';
 
 /** A run to renew: the job's id and the run's fencing token. */
@@ -41,7 +42,11 @@ export async function heartbeatJobs(
   const rows = await queryRows<{ run: string; paused: boolean }>(
     db,
     queueSchema(schema).statement(HEARTBEAT_JOBS),
-    [runs.map((run) => run.id), runs.map((run) => run.token), workerId],
+    [
+      integerArrayText(runs.map((run) => run.id)),
+      integerArrayText(runs.map((run) => run.token)),
+      workerId,
+    ],
   );
   const answer: HeartbeatAnswer = { held: new Set(), paused: new Set() };
   for (const row of rows) {
