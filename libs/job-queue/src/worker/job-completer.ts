@@ -27,8 +27,11 @@ import { JobEvent, JobEventName } from '../interfaces/job-event.interface';
 
 /** An outcome as the executor queues it, with what its attempt becomes if it cannot be written. */
 export interface QueuedOutcome extends JobOutcome {
-  /** The attempt as failed: `pending` after a retry delay while attempts remain, else `failed`. */
-  ifRefused: Pick<JobOutcome, 'status' | 'retryDelayMs'>;
+  /**
+   * The attempt as failed: `pending` after a retry delay while attempts remain, else `failed`.
+   * Worked out only for an outcome the database refuses: most never are.
+   */
+  ifRefused: () => Pick<JobOutcome, 'status' | 'retryDelayMs'>;
   /** The job as its outcome's event tells it, before the outcome (see `outcomeEvent`). */
   subject: JobEventSubject;
 }
@@ -243,7 +246,7 @@ export class JobCompleter {
     const failed: JobOutcome = {
       id: outcome.id,
       runToken: outcome.runToken,
-      ...outcome.ifRefused,
+      ...outcome.ifRefused(),
       resultJson: null,
       lastError:
         outcome.status === JobStatus.Completed

@@ -272,11 +272,14 @@ export class JobExecutor {
       outcome.stage = unwritten.stage ?? null;
     }
     const last = unwritten ?? ctx.landedProgress;
-    outcome.subject = {
-      ...outcome.subject,
-      progress: last?.progress ?? job.progress,
-      currentStage: unwritten?.stage ?? ctx.landedProgress?.stage ?? job.currentStage,
-    };
+    // The subject already tells the job's progress as claimed: one reported since replaces it.
+    if (last) {
+      outcome.subject = {
+        ...outcome.subject,
+        progress: last.progress,
+        currentStage: unwritten?.stage ?? ctx.landedProgress?.stage ?? job.currentStage,
+      };
+    }
     if (unwritten) ctx.runLog?.progress(unwritten.progress, unwritten.stage);
     return this.withLog(outcome, job, ctx.runLog);
   }
@@ -310,7 +313,7 @@ export class JobExecutor {
       await tx.rollback(true);
       return {
         ...outcome,
-        ...outcome.ifRefused,
+        ...outcome.ifRefused(),
         resultJson: null,
         lastError:
           `The run's transaction could not commit: ${databaseErrorText(error)}. ` +
@@ -442,7 +445,7 @@ export class JobExecutor {
       stage: null,
       logRows: [],
       logOutcome: false,
-      ifRefused: this.attemptFailed(job, handler, false),
+      ifRefused: () => this.attemptFailed(job, handler, false),
     };
   }
 
@@ -463,7 +466,7 @@ export class JobExecutor {
       stage: null,
       logRows: [],
       logOutcome: false,
-      ifRefused: this.attemptFailed(job, handler, false),
+      ifRefused: () => this.attemptFailed(job, handler, false),
     };
   }
 
@@ -490,7 +493,7 @@ export class JobExecutor {
       stage: null,
       logRows: [],
       logOutcome: false,
-      ifRefused: failed,
+      ifRefused: () => failed,
     };
   }
 
@@ -499,7 +502,7 @@ export class JobExecutor {
     job: Job,
     handler: RegisteredJobHandler | undefined,
     permanent: boolean,
-  ): QueuedOutcome['ifRefused'] {
+  ): ReturnType<QueuedOutcome['ifRefused']> {
     const policy = retryPolicyOfJob(job, retryPolicyFor(handler?.options, this.options));
     const retry = !permanent && job.attempts < policy.maxAttempts;
     return {
