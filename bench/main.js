@@ -31,6 +31,8 @@ const HELP = `npm run bench -- [options]
   --reps=N           runs per measurement (default 3, quick 1)
   --no-analyze       do not ANALYZE the pre-enqueued backlog before processing (cold statistics)
   --cpu-prof         write .cpuprofile files of the worker processes to bench/profiles/
+  --alloc-prof       write .heapprofile files of what the worker processes allocate (freed
+                     objects too) to bench/profiles/; read with bench/alloc-summary.js
   --out=FILE         results file (default bench/results.json)
   --list             list peers and measurements
   --soak             instead of the measurements: N minutes of steady load with retention at
@@ -104,6 +106,10 @@ async function main() {
   if (args.cpuProf) {
     cfg.cpuProfDir = path.join(__dirname, 'profiles');
     fs.mkdirSync(cfg.cpuProfDir, { recursive: true });
+  }
+  if (args.allocProf) {
+    cfg.allocProfDir = path.join(__dirname, 'profiles');
+    fs.mkdirSync(cfg.allocProfDir, { recursive: true });
   }
   const known = new Set([...peers.map((p) => p.name), ...MEASUREMENTS.map((m) => m.name)]);
   const unknown = (args.only ?? []).filter((name) => !known.has(name));

@@ -6,6 +6,7 @@ const path = require('node:path');
 const { withTimeout } = require('./timing');
 
 const WORKER = path.join(__dirname, '..', 'worker.js');
+const ALLOC_PROFILE = path.join(__dirname, 'alloc-profile.js');
 const live = new Set();
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
@@ -20,6 +21,7 @@ class WorkerGroup {
     rssAt,
     maxLifetimeMs,
     cpuProfDir,
+    allocProfDir,
     moduleOptions,
     recordWaits,
     recordProbes,
@@ -37,9 +39,16 @@ class WorkerGroup {
       recordProbes,
     });
     for (let i = 0; i < count; i++) {
-      const execArgv = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+      const execArgv = [
+        ...(cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : []),
+        ...(allocProfDir ? ['--require', ALLOC_PROFILE] : []),
+      ];
       const child = fork(WORKER, [], {
-        env: { ...process.env, BENCH_WORKER_SPEC: spec },
+        env: {
+          ...process.env,
+          BENCH_WORKER_SPEC: spec,
+          ...(allocProfDir ? { BENCH_ALLOC_PROF_DIR: allocProfDir } : {}),
+        },
         execArgv,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });

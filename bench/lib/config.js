@@ -57,6 +57,7 @@ function parseArgs(argv) {
     cases: null,
     reps: null,
     cpuProf: false,
+    allocProf: false,
     list: false,
     out: null,
     soak: false,
@@ -71,6 +72,7 @@ function parseArgs(argv) {
   for (const arg of argv) {
     if (arg === '--quick') args.quick = true;
     else if (arg === '--cpu-prof') args.cpuProf = true;
+    else if (arg === '--alloc-prof') args.allocProf = true;
     else if (arg === '--list') args.list = true;
     else if (arg === '--soak') args.soak = true;
     else if (arg.startsWith('--soak-minutes=')) args.soakMinutes = Number(arg.slice(15));

@@ -37,6 +37,7 @@ async function runProcessing({ peer, cfg, workers, total, rssAt, tag }) {
         rssAt,
         maxLifetimeMs: cfg.runTimeoutMs + 120_000,
         cpuProfDir: cfg.cpuProfDir,
+        allocProfDir: cfg.allocProfDir,
       });
       await group.ready(cfg.bootTimeoutMs);
       const before = await databaseCounters(db.url, db.name);
