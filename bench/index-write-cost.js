@@ -127,8 +127,8 @@ async function main() {
         await drain(side);
       }
     }
-    // The backend's CPU is read in clock ticks (10 ms): per statement that is coarse, summed over
-    // the 200 claims and 200 completions of a round it is not.
+    // The backend's CPU is read in clock ticks (10 ms), coarse for one statement of a few ms;
+    // summed over a round's 200 claims and 200 completions, the rounding evens out.
     console.log(`${JOBS} jobs claimed 500 at a time and completed, ${ROUNDS} rounds:`);
     console.log('database CPU µs per job, median (min-max) of the rounds');
     const cell = (values) => {

@@ -21,7 +21,10 @@ if (dir) {
   // The session is this thread's own: the answer comes before `post` returns.
   process.on('exit', () => {
     session.post('HeapProfiler.stopSampling', (error, answer) => {
-      if (error) return;
+      if (error) {
+        process.stderr.write(`--alloc-prof: no profile of ${process.pid}: ${error.message}\n`);
+        return;
+      }
       const file = path.join(dir, `Alloc.${Date.now()}.${process.pid}.heapprofile`);
       fs.writeFileSync(file, JSON.stringify(answer.profile));
     });
