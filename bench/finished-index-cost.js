@@ -4,8 +4,8 @@
 // index dropped in one; 200,000 running jobs each are completed 500 per UPDATE (the completer's
 // batch shape, synchronous_commit off), rounds alternating between the two databases so a
 // noisy moment hits both. Prints the median time per UPDATE and per job. Not in CI.
-const { dropDatabase, withClient } = require('./lib/db');
-const { createMigratedDatabase } = require('./lib/migrated-database');
+const { withClient } = require('./lib/db');
+const { createMigratedDatabase, dropMigratedDatabases } = require('./lib/migrated-database');
 const { Client } = require('pg');
 const { median } = require('./lib/stats');
 const { nowMs } = require('./lib/timing');
@@ -57,10 +57,7 @@ async function main() {
       );
     }
   } finally {
-    for (const side of Object.values(sides)) {
-      await side.client.end().catch(() => undefined);
-      await dropDatabase(side.name).catch(() => undefined);
-    }
+    await dropMigratedDatabases(Object.values(sides));
   }
 }
 

@@ -16,8 +16,7 @@ const path = require('node:path');
 const { Client } = require(require.resolve('pg', { paths: [path.join(__dirname, '..')] }));
 const { claimAndStartJobs } = require('../libs/job-queue/dist/sql/claim-job-batch.query');
 const { finishJobs } = require('../libs/job-queue/dist/sql/finish-jobs.query');
-const { dropDatabase } = require('./lib/db');
-const { createMigratedDatabase } = require('./lib/migrated-database');
+const { createMigratedDatabase, dropMigratedDatabases } = require('./lib/migrated-database');
 const { processCpuMs } = require('./lib/process-cpu');
 const { summarize } = require('./lib/stats');
 
@@ -188,10 +187,7 @@ async function main() {
       );
     }
   } finally {
-    for (const side of Object.values(sides)) {
-      await side.client.end().catch(() => undefined);
-      await dropDatabase(side.name).catch(() => undefined);
-    }
+    await dropMigratedDatabases(Object.values(sides));
   }
 }
 

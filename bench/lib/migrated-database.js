@@ -2,7 +2,7 @@
 // A fresh database with the library's migrations run, for the scripts that time its own
 // statements on its schema (after `npm run build:lib`: the migrations come from dist).
 const path = require('node:path');
-const { createDatabase } = require('./db');
+const { createDatabase, dropDatabase } = require('./db');
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -25,4 +25,15 @@ async function createMigratedDatabase(tag) {
   return db;
 }
 
-module.exports = { createMigratedDatabase };
+/**
+ * The clean-up of a script's databases: each `{ name, client }` has its connection ended and its
+ * database dropped, whatever failed before (a failure here is not the script's result).
+ */
+async function dropMigratedDatabases(databases) {
+  for (const { name, client } of databases) {
+    await client?.end().catch(() => undefined);
+    await dropDatabase(name).catch(() => undefined);
+  }
+}
+
+module.exports = { createMigratedDatabase, dropMigratedDatabases };
