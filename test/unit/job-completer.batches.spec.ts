@@ -10,6 +10,7 @@ import {
 } from '../../libs/job-queue/src/job-queue.constants';
 import { resolveJobQueueOptions } from '../../libs/job-queue/src/job-queue.options';
 import {
+  COMPLETION_WRITES_AT_ONCE,
   JobCompleter,
   MAX_WRITE_RESULT_CHARS,
   QueuedOutcome,
@@ -53,7 +54,27 @@ function recordingDatabase(refuse: string[] = []) {
   return { db: db as unknown as DataSource, statements };
 }
 
-const completion = (id: number, resultJson = '{}'): QueuedOutcome => ({
+/**
+ * What the completer writes through when each write should stay under way until the test ends
+ * it: `ended(i)` settles the i-th statement sent (0-based); `sent` holds their job ids.
+ */
+function holdingDatabase() {
+  const sent: string[][] = [];
+  const enders: Array<() => void> = [];
+  const db = {
+    query(_sql: string, parameters: unknown[]) {
+      sent.push((parameters[1] as string).slice(1, -1).split(',').filter(Boolean));
+      return new Promise<unknown[]>((resolve) => enders.push(() => resolve([])));
+    },
+  };
+  const end = async (index: number) => {
+    enders[index]();
+    await jest.advanceTimersByTimeAsync(0);
+  };
+  return { db: db as unknown as DataSource, sent, end };
+}
+
+const completion = (id: number, resultJson = '{}', updatesOtherJobs = false): QueuedOutcome => ({
   id: String(id),
   runToken: 1,
   status: JobStatus.Completed,
@@ -65,6 +86,7 @@ const completion = (id: number, resultJson = '{}'): QueuedOutcome => ({
   logRows: [],
   logOutcome: false,
   ifRefused: () => ({ status: JobStatus.Failed, retryDelayMs: null }),
+  updatesOtherJobs,
   subject: {
     id: String(id),
     jobType: 't',
@@ -163,5 +185,53 @@ describe('JobCompleter: how outcomes are cut into writes', () => {
     // The refused one is recorded as a failed attempt, in a statement of its own.
     expect(statements.filter((s) => !s.completions)).toEqual([{ ids: ['37'], completions: false }]);
     expect(logs.matching(/refused the outcome of 1 job\(s\).*job 37 \(/)).toHaveLength(1);
+  });
+
+  it(`keeps at most ${COMPLETION_WRITES_AT_ONCE} writes under way, the next starting as one ends`, async () => {
+    const { db, sent, end } = holdingDatabase();
+    const outcomes = completer(db);
+    for (let id = 1; id <= 1_200; id++) outcomes.push(completion(id));
+    await jest.advanceTimersByTimeAsync(DEFAULT_COMPLETION_FLUSH_MS);
+    expect(sent.map((ids) => ids.length)).toEqual([500, 500]);
+
+    await end(1);
+    expect(sent.map((ids) => ids.length)).toEqual([500, 500, 200]);
+    expect(sent.flat()).toEqual(ids(1, 1_200));
+  });
+
+  it('writes an outcome that updates other jobs alone: after the write under way, none beside it', async () => {
+    const { db, sent, end } = holdingDatabase();
+    const outcomes = completer(db);
+    outcomes.push(completion(1));
+    await jest.advanceTimersByTimeAsync(DEFAULT_COMPLETION_FLUSH_MS);
+    outcomes.push(completion(2, '{}', true));
+    await jest.advanceTimersByTimeAsync(DEFAULT_COMPLETION_FLUSH_MS);
+    expect(sent).toEqual([['1']]);
+
+    await end(0);
+    expect(sent).toEqual([['1'], ['2']]);
+    outcomes.push(completion(3));
+    await jest.advanceTimersByTimeAsync(DEFAULT_COMPLETION_FLUSH_MS);
+    expect(sent).toEqual([['1'], ['2']]);
+
+    await end(1);
+    expect(sent).toEqual([['1'], ['2'], ['3']]);
+  });
+
+  it('ends a write that starts beside another before the first outcome that updates other jobs', async () => {
+    const { db, sent, end } = holdingDatabase();
+    const outcomes = completer(db);
+    outcomes.push(completion(1));
+    await jest.advanceTimersByTimeAsync(DEFAULT_COMPLETION_FLUSH_MS);
+    outcomes.push(completion(2));
+    outcomes.push(completion(3, '{}', true));
+    outcomes.push(completion(4));
+    await jest.advanceTimersByTimeAsync(DEFAULT_COMPLETION_FLUSH_MS);
+    expect(sent).toEqual([['1'], ['2']]);
+
+    await end(0);
+    expect(sent).toEqual([['1'], ['2']]);
+    await end(1);
+    expect(sent).toEqual([['1'], ['2'], ['3', '4']]);
   });
 });

@@ -32,6 +32,12 @@ export interface QueuedOutcome extends JobOutcome {
    * Worked out only for an outcome the database refuses: most never are.
    */
   ifRefused: () => Pick<JobOutcome, 'status' | 'retryDelayMs'>;
+  /**
+   * Whether writing it may also update other jobs' rows: the triggers that hand its concurrency
+   * key's slot to a waiting job or count it done for its dependants. Such an outcome is never
+   * written beside another write (see `JobCompleter`).
+   */
+  updatesOtherJobs: boolean;
   /** The job as its outcome's event tells it, before the outcome (see `outcomeEvent`). */
   subject: JobEventSubject;
 }
@@ -62,8 +68,22 @@ export function outcomeEvent(outcome: JobOutcome, subject: JobEventSubject): Job
  * `maxResultBytes` each would otherwise make one statement of hundreds of MB.
  */
 export const MAX_WRITE_RESULT_CHARS = 16 * 1024 * 1024;
+/**
+ * Writes under way at once, at most. With one, a busy worker's outcomes waited for the write
+ * before theirs: writing 500 took the database about as long as running them took the worker
+ * (bench/README.md, "Shaped by measurement").
+ */
+export const COMPLETION_WRITES_AT_ONCE = 2;
 /** Refused outcomes one log line names by job id; the rest are counted. */
 const MAX_IDS_PER_LINE = 10;
+
+/** One write under way. */
+interface OutcomeWrite {
+  /** Its outcomes not written yet: their leases are still renewed. */
+  unwritten: QueuedOutcome[];
+  /** Whether one of them updates other jobs' rows: then no other write starts until it ends. */
+  alone: boolean;
+}
 
 /** An outcome the database refused, for the log: why, and whether its fallback write landed. */
 interface Refusal {
@@ -74,7 +94,11 @@ interface Refusal {
 
 /**
  * Writes attempt outcomes (completed, failed, retry) in batches: one statement per flush, a
- * flush every few ms or every `DEFAULT_COMPLETION_BATCH_SIZE` outcomes. An outcome stays queued
+ * flush every few ms or every `DEFAULT_COMPLETION_BATCH_SIZE` outcomes, and up to
+ * `COMPLETION_WRITES_AT_ONCE` flushes under way. Writes beside each other carry only outcomes
+ * that update their own job's row, so they never wait on each other's row locks (and never
+ * deadlock); an outcome that may update other jobs (`updatesOtherJobs`) is written alone, as is
+ * everything while the database is failing. An outcome stays queued
  * until its write succeeds, so a database hiccup delays it instead of losing it (if the process
  * dies first, the reaper re-runs the job: at-least-once). An outcome whose run no longer holds
  * its job (cancelled, retried or taken back since) changes nothing and is counted as superseded.
@@ -88,10 +112,9 @@ interface Refusal {
 export class JobCompleter {
   private readonly logger = new Logger('JobQueue');
   private queue: QueuedOutcome[] = [];
-  /** The outcomes of the flush under way not written yet: their leases are still renewed. */
-  private inFlight: QueuedOutcome[] = [];
+  /** The writes under way, each with the promise that settles when it has ended. */
+  private readonly writes = new Map<OutcomeWrite, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> | undefined;
   /** Set by drain(): after shutdown nothing is rescheduled, so no timer keeps the process alive. */
   private drained = false;
   private readonly backoff = new FailureBackoff();
@@ -109,7 +132,8 @@ export class JobCompleter {
 
   /** Runs whose outcome is not written yet: their lease must still be renewed. */
   pendingRuns(): RunRef[] {
-    return [...this.inFlight, ...this.queue].map((outcome) => ({
+    const unwritten = [...this.writes.keys()].flatMap((write) => write.unwritten);
+    return [...unwritten, ...this.queue].map((outcome) => ({
       id: outcome.id,
       token: outcome.runToken,
     }));
@@ -131,8 +155,8 @@ export class JobCompleter {
     this.drained = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    while ((this.queue.length > 0 || this.flushing) && Date.now() < deadline) {
-      await (this.flushing ?? this.flush());
+    while ((this.queue.length > 0 || this.writes.size > 0) && Date.now() < deadline) {
+      await (this.writes.size > 0 ? Promise.all(this.writes.values()) : this.flush());
       if (this.queue.length > 0 && this.backoff.failing) {
         await new Promise((resolve) => setTimeout(resolve, Math.min(200, deadline - Date.now())));
       }
@@ -146,40 +170,69 @@ export class JobCompleter {
   }
 
   private schedule(delayMs: number): void {
-    if (this.timer || this.flushing || this.drained) return;
+    if (this.timer || this.drained || !this.mayStartWrite()) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush();
     }, delayMs);
   }
 
-  private flush(): Promise<void> {
-    if (this.flushing || this.queue.length === 0) return this.flushing ?? Promise.resolve();
-    this.inFlight = this.queue.splice(0, this.nextBatchSize());
-    this.flushing = this.write(this.inFlight).finally(() => {
-      this.flushing = undefined;
-      if (this.queue.length > 0) this.schedule(this.backoff.failing ? this.backoff.delayMs : 0);
-    });
-    return this.flushing;
+  /**
+   * Whether a write of the head of the queue may start now: when none is under way, or beside
+   * fewer than `COMPLETION_WRITES_AT_ONCE` while the database answers and neither side updates
+   * other jobs' rows.
+   */
+  private mayStartWrite(): boolean {
+    if (this.writes.size === 0) return true;
+    return (
+      this.writes.size < COMPLETION_WRITES_AT_ONCE &&
+      !this.backoff.failing &&
+      !this.queue[0]?.updatesOtherJobs &&
+      ![...this.writes.keys()].some((write) => write.alone)
+    );
   }
 
-  /** How many outcomes at the head of the queue make the next write: a count and a size cap. */
-  private nextBatchSize(): number {
+  /** Starts a write of the head of the queue, if one may start; resolves when it has ended. */
+  private flush(): Promise<void> {
+    if (this.queue.length === 0 || !this.mayStartWrite()) return Promise.resolve();
+    const beside = this.writes.size > 0;
+    const unwritten = this.queue.splice(0, this.nextBatchSize(beside));
+    const write: OutcomeWrite = {
+      unwritten,
+      alone: unwritten.some((outcome) => outcome.updatesOtherJobs),
+    };
+    const ended = this.write(write).finally(() => {
+      this.writes.delete(write);
+      if (this.queue.length > 0) this.schedule(this.backoff.failing ? this.backoff.delayMs : 0);
+    });
+    this.writes.set(write, ended);
+    // A full batch left behind starts beside this write at once, if it may.
+    if (this.queue.length >= DEFAULT_COMPLETION_BATCH_SIZE) void this.flush();
+    return ended;
+  }
+
+  /**
+   * How many outcomes at the head of the queue make the next write: a count and a size cap;
+   * `beside` another write, only those before the first that updates other jobs' rows.
+   */
+  private nextBatchSize(beside: boolean): number {
     const limit = Math.min(this.queue.length, DEFAULT_COMPLETION_BATCH_SIZE);
     let chars = this.queue[0].resultJson?.length ?? 0;
     let count = 1;
     while (count < limit) {
-      chars += this.queue[count].resultJson?.length ?? 0;
-      if (chars > MAX_WRITE_RESULT_CHARS) break;
+      const next = this.queue[count];
+      chars += next.resultJson?.length ?? 0;
+      if (chars > MAX_WRITE_RESULT_CHARS || (beside && next.updatesOtherJobs)) break;
       count++;
     }
     return count;
   }
 
-  private async write(batch: QueuedOutcome[]): Promise<void> {
+  private async write(write: OutcomeWrite): Promise<void> {
+    const batch = write.unwritten;
     const refusals: Refusal[] = [];
     try {
-      await this.land(batch, refusals);
+      await this.land(write, refusals);
       this.backoff.succeeded();
       this.outageLog.reset();
       // A type limited across nodes has its slots in the database: they are free only now that
@@ -189,8 +242,8 @@ export class JobCompleter {
       }
     } catch (error) {
       // Only a lost connection or a passing refusal gets here: what is unwritten stays queued.
-      this.queue.unshift(...this.inFlight);
-      this.inFlight = [];
+      this.queue.unshift(...write.unwritten);
+      write.unwritten = [];
       this.backoff.failed();
       if (this.outageLog.due()) {
         this.logger.error(
@@ -205,12 +258,13 @@ export class JobCompleter {
   }
 
   /**
-   * Writes `batch`, keeping `inFlight` to what is not written yet. A part the database refuses
-   * for good is split in halves, and a single refused outcome goes to `recordRefused`. A
-   * transient failure (`isTransientDatabaseError`) is thrown, the rest left in `inFlight`.
+   * Writes `write`'s outcomes, keeping its `unwritten` to what is not written yet. A part the
+   * database refuses for good is split in halves, and a single refused outcome goes to
+   * `recordRefused`. A transient failure (`isTransientDatabaseError`) is thrown, the rest left in
+   * `unwritten`.
    */
-  private async land(batch: QueuedOutcome[], refusals: Refusal[]): Promise<void> {
-    const parts = [batch];
+  private async land(write: OutcomeWrite, refusals: Refusal[]): Promise<void> {
+    const parts = [write.unwritten];
     while (parts.length > 0) {
       const part = parts[0];
       try {
@@ -227,7 +281,7 @@ export class JobCompleter {
         refusals.push(await this.recordRefused(part[0], error));
       }
       parts.shift();
-      this.inFlight = parts.flat();
+      write.unwritten = parts.flat();
     }
   }
 

@@ -55,6 +55,16 @@ function subjectOf(job: Job): JobEventSubject {
   };
 }
 
+/**
+ * Whether writing `job`'s outcome may update other jobs' rows, through the triggers that hand its
+ * concurrency key's slot to a waiting job or count it done for its dependants. A job given
+ * dependants after its claim is not seen here: two writes that then lock the same rows in
+ * opposite orders end in a deadlock, which the completer retries like any passing failure.
+ */
+function updatesOtherJobs(job: Job): boolean {
+  return (job.concurrencyKey ?? null) !== null || job.hasDependants === true;
+}
+
 /** How a run ended, by the outcome it queued. */
 function runEndOf(outcome: QueuedOutcome): JobRunEnd {
   switch (outcome.status) {
@@ -437,6 +447,7 @@ export class JobExecutor {
       id: job.id,
       runToken: job.runToken,
       subject: subjectOf(job),
+      updatesOtherJobs: updatesOtherJobs(job),
       status: JobStatus.Completed,
       resultJson,
       lastError: null,
@@ -458,6 +469,7 @@ export class JobExecutor {
       id: job.id,
       runToken: job.runToken,
       subject: subjectOf(job),
+      updatesOtherJobs: updatesOtherJobs(job),
       status: SNOOZED,
       resultJson: null,
       lastError: null,
@@ -486,6 +498,7 @@ export class JobExecutor {
       id: job.id,
       runToken: job.runToken,
       subject: subjectOf(job),
+      updatesOtherJobs: updatesOtherJobs(job),
       ...failed,
       resultJson: null,
       lastError,
