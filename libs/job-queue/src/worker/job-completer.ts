@@ -96,9 +96,9 @@ interface Refusal {
  * Writes attempt outcomes (completed, failed, retry) in batches: one statement per flush, a
  * flush every few ms or every `DEFAULT_COMPLETION_BATCH_SIZE` outcomes, and up to
  * `COMPLETION_WRITES_AT_ONCE` flushes under way. Writes beside each other carry only outcomes
- * that update their own job's row, so they never wait on each other's row locks (and never
- * deadlock); an outcome that may update other jobs (`updatesOtherJobs`) is written alone, as is
- * everything while the database is failing. An outcome stays queued
+ * that update their own job's row, so they do not lock the same rows; an outcome that may update
+ * other jobs (`updatesOtherJobs`) is written alone, as is everything while the database is
+ * failing. An outcome stays queued
  * until its write succeeds, so a database hiccup delays it instead of losing it (if the process
  * dies first, the reaper re-runs the job: at-least-once). An outcome whose run no longer holds
  * its job (cancelled, retried or taken back since) changes nothing and is counted as superseded.
