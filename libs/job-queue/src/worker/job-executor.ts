@@ -65,16 +65,6 @@ function updatesOtherJobs(job: Job): boolean {
   return (job.concurrencyKey ?? null) !== null || job.hasDependants === true;
 }
 
-/** What every outcome of `job`'s run carries, whatever the run's end. */
-function runOf(job: Job): Pick<QueuedOutcome, 'id' | 'runToken' | 'subject' | 'updatesOtherJobs'> {
-  return {
-    id: job.id,
-    runToken: job.runToken,
-    subject: subjectOf(job),
-    updatesOtherJobs: updatesOtherJobs(job),
-  };
-}
-
 /** How a run ended, by the outcome it queued. */
 function runEndOf(outcome: QueuedOutcome): JobRunEnd {
   switch (outcome.status) {
@@ -454,7 +444,10 @@ export class JobExecutor {
       return this.failure(job, handler, resultRefused(error), false);
     }
     return {
-      ...runOf(job),
+      id: job.id,
+      runToken: job.runToken,
+      subject: subjectOf(job),
+      updatesOtherJobs: updatesOtherJobs(job),
       status: JobStatus.Completed,
       resultJson,
       lastError: null,
@@ -473,7 +466,10 @@ export class JobExecutor {
    */
   private snoozed(job: Job, handler: RegisteredJobHandler, delayMs: number): QueuedOutcome {
     return {
-      ...runOf(job),
+      id: job.id,
+      runToken: job.runToken,
+      subject: subjectOf(job),
+      updatesOtherJobs: updatesOtherJobs(job),
       status: SNOOZED,
       resultJson: null,
       lastError: null,
@@ -499,7 +495,10 @@ export class JobExecutor {
   ): QueuedOutcome {
     const failed = this.attemptFailed(job, handler, permanent);
     return {
-      ...runOf(job),
+      id: job.id,
+      runToken: job.runToken,
+      subject: subjectOf(job),
+      updatesOtherJobs: updatesOtherJobs(job),
       ...failed,
       resultJson: null,
       lastError,
