@@ -443,6 +443,8 @@ export class JobExecutor {
     } catch (error) {
       return this.failure(job, handler, resultRefused(error), false);
     }
+    // Every field written out, here and in the other two outcomes: built as `{ ...common, ... }`
+    // instead, this per-job object cost the worker about 20 µs of CPU a job (bench, process1).
     return {
       id: job.id,
       runToken: job.runToken,
