@@ -49,6 +49,9 @@ export interface JobOutcome {
   logOutcome: boolean;
 }
 
+/** The `logRows` of an outcome with none: one array for all of them, never written to. */
+export const NO_LOG_ROWS: readonly JobLogRow[] = Object.freeze([]);
+
 /** An outcome that changed nothing: its run no longer held the job. */
 export interface SupersededOutcome {
   id: string;

@@ -39,6 +39,11 @@ export interface RunTransactions {
 export class HandlerContext implements JobContext {
   private loggerInstance: Logger | undefined;
   private reporter: JobProgressReporter | undefined;
+  // The methods a handler has read so far, bound to this run (see `progress`).
+  private boundProgress: JobContext['progress'] | undefined;
+  private boundLog: JobContext['log'] | undefined;
+  private boundTransaction: JobContext['transaction'] | undefined;
+  private boundDependencyResults: JobContext['dependencyResults'] | undefined;
 
   constructor(
     private readonly entry: RunningJob,
@@ -64,15 +69,17 @@ export class HandlerContext implements JobContext {
     throw new Error(NO_MANAGER);
   }
 
-  /** An arrow, like `progress`. */
-  transaction = <R>(fn: (manager: EntityManager) => Promise<R>): Promise<R> => {
-    if (typeof fn !== 'function') {
-      return Promise.reject(new TypeError('ctx.transaction(fn): fn must be a function'));
-    }
-    const { run } = this.transactions;
-    if (run) return fn(run instanceof RunTransaction ? run.manager : run);
-    return this.transactions.complete(this, fn);
-  };
+  /** Bound on first read, like `progress`. */
+  get transaction(): JobContext['transaction'] {
+    return (this.boundTransaction ??= <R>(fn: (manager: EntityManager) => Promise<R>) => {
+      if (typeof fn !== 'function') {
+        return Promise.reject(new TypeError('ctx.transaction(fn): fn must be a function'));
+      }
+      const { run } = this.transactions;
+      if (run) return fn(run instanceof RunTransaction ? run.manager : run);
+      return this.transactions.complete(this, fn);
+    });
+  }
 
   get job(): Job {
     return this.entry.job;
@@ -87,16 +94,22 @@ export class HandlerContext implements JobContext {
     return this.loggerInstance;
   }
 
-  /** An arrow, so that `const { progress } = ctx` keeps working. */
-  progress = (percent: number, stage?: string): Promise<void> =>
-    this.runReporter().report(percent, stage);
+  /**
+   * Bound to this run on first read, so that `const { progress } = ctx` works; a handler that
+   * reads none of `progress`, `log`, `transaction` and `dependencyResults` makes no function.
+   */
+  get progress(): JobContext['progress'] {
+    return (this.boundProgress ??= (percent, stage) => this.runReporter().report(percent, stage));
+  }
 
-  /** An arrow, like `progress`. Checks at once; the line waits for the run's next write. */
-  log = (message: string, data?: unknown): void => {
-    const text = checkLogMessage(message);
-    const dataJson = checkLogData(data);
-    this.runReporter().logLine(text, dataJson);
-  };
+  /** Bound on first read, like `progress`. Checks at once; the line waits for the run's next write. */
+  get log(): JobContext['log'] {
+    return (this.boundLog ??= (message, data) => {
+      const text = checkLogMessage(message);
+      const dataJson = checkLogData(data);
+      this.runReporter().logLine(text, dataJson);
+    });
+  }
 
   private runReporter(): JobProgressReporter {
     this.reporter ??= new JobProgressReporter(
@@ -113,12 +126,16 @@ export class HandlerContext implements JobContext {
     return this.reporter;
   }
 
-  /** An arrow, like `progress`. */
-  dependencyResults = async (): Promise<DependencyResults> =>
-    toDependencyResults(await readDependencyResults(this.db, this.schema, this.job.id));
+  /** Bound on first read, like `progress`. */
+  get dependencyResults(): JobContext['dependencyResults'] {
+    return (this.boundDependencyResults ??= async (): Promise<DependencyResults> =>
+      toDependencyResults(await readDependencyResults(this.db, this.schema, this.job.id)));
+  }
 
-  /** An arrow, like `progress`. The executor recognises the returned value. */
-  snooze = (delayMs: number): SnoozeJob => new SnoozeJob(delayMs);
+  /** Uses nothing of the run, so it needs no binding. The executor recognises the returned value. */
+  snooze(delayMs: number): SnoozeJob {
+    return new SnoozeJob(delayMs);
+  }
 
   /** The last progress a write of this run landed with (none if never reported). */
   get landedProgress(): UnwrittenProgress | undefined {

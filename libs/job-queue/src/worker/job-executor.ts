@@ -15,7 +15,7 @@ import {
   SnoozeJob,
   WorkerShutdownError,
 } from '../errors';
-import { finishJobs, SNOOZED } from '../sql/finish-jobs.query';
+import { finishJobs, NO_LOG_ROWS, SNOOZED } from '../sql/finish-jobs.query';
 import { serialiseData } from '../validation/json-data';
 import { JobCompleter, outcomeEvent, QueuedOutcome } from './job-completer';
 import { HandlerContext, RunTransactions } from './handler-context';
@@ -457,7 +457,7 @@ export class JobExecutor {
       retryDelayMs: null,
       progress: null,
       stage: null,
-      logRows: [],
+      logRows: NO_LOG_ROWS,
       logOutcome: false,
       ifRefused: () => this.attemptFailed(job, handler, false),
     };
@@ -479,7 +479,7 @@ export class JobExecutor {
       retryDelayMs: delayMs,
       progress: null,
       stage: null,
-      logRows: [],
+      logRows: NO_LOG_ROWS,
       logOutcome: false,
       ifRefused: () => this.attemptFailed(job, handler, false),
     };
@@ -507,7 +507,7 @@ export class JobExecutor {
       lastError,
       progress: null,
       stage: null,
-      logRows: [],
+      logRows: NO_LOG_ROWS,
       logOutcome: false,
       ifRefused: () => failed,
     };
