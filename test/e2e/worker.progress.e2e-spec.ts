@@ -69,6 +69,16 @@ describe('worker: ctx.progress', () => {
     expect(progressRows(kinds)).toBeLessThan(100 / 5);
   });
 
+  it('keeps progress and log working when a handler takes them off ctx', async () => {
+    const enqueued = await worker.queue.enqueue('progress.destructured', {});
+    const job = await completed(enqueued.id);
+    expect(job).toMatchObject({ progress: 64, currentStage: 'taken off ctx' });
+    const rows = await worker.queue.jobEvents(job.id, { limit: 1000 });
+    expect(rows.filter((row) => row.kind === 'log').map((row) => row.message)).toEqual([
+      'destructured',
+    ]);
+  });
+
   it('shows progress while the job still runs', async () => {
     const enqueued = await worker.queue.enqueue('progress.then-wait', {});
     const running = await waitFor(
