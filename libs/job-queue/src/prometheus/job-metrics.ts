@@ -27,10 +27,19 @@ export interface JobMetrics {
   waitSeconds: Histogram<'type'>;
 }
 
-/** The metrics, registered nowhere yet (see `registerMetrics`). */
-export function createJobMetrics(prefix: string): JobMetrics {
+/**
+ * The metrics, registered nowhere yet (see `registerMetrics`). `beforeRead` runs whenever
+ * prom-client reads a counter (a scrape, `get()`): it adds the runs counted since the last read.
+ */
+export function createJobMetrics(prefix: string, beforeRead: () => void): JobMetrics {
   const counter = (name: string, help: string): Counter<'type'> =>
-    new Counter({ name: `${prefix}${name}`, help, labelNames: ['type'], registers: [] });
+    new Counter({
+      name: `${prefix}${name}`,
+      help,
+      labelNames: ['type'],
+      registers: [],
+      collect: beforeRead,
+    });
   return {
     enqueued: counter('jobs_enqueued_total', 'Jobs this process enqueued (created, not skipped).'),
     started: counter('jobs_started_total', 'Runs this process started.'),

@@ -56,13 +56,16 @@ export class JobQueueMetricsModule implements OnModuleInit, OnModuleDestroy {
   onModuleInit(): void {
     const queue = findInstrumentedQueue(this.moduleRef);
     const { worker, schema } = queue.options;
-    const metrics = createJobMetrics(this.prefix);
+    // The counters call the instrument made from them (never before it exists: nothing reads
+    // them before they are registered, below): it counts runs between their reads.
+    const metrics = createJobMetrics(this.prefix, () => instrument.flush());
+    const instrument = metricsInstrument(metrics);
     const gauges = jobStatusGauges(this.prefix, new JobStatsSnapshot(queue.dataSource, schema));
     if (worker) gauges.push(workerSlotsGauge(this.prefix, queue.running, worker.concurrency));
     const registry = this.options.registry ?? register;
     // Registered first: when a name is taken, the boot fails before the queue reports to them.
     this.removals.push(registerMetrics(registry, [...Object.values(metrics), ...gauges]));
-    this.removals.push(queue.instruments.add(metricsInstrument(metrics)));
+    this.removals.push(queue.instruments.add(instrument));
   }
 
   onModuleDestroy(): void {

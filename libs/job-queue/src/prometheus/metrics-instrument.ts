@@ -7,13 +7,19 @@ import {
 import { JobMetrics } from './job-metrics';
 import { JobTypeSeries } from './job-type-series';
 
+/** The metrics' instrument, and what the counters call before prom-client reads them. */
+export interface MetricsInstrument extends JobQueueInstrument {
+  /** Adds the runs counted since the last read to the counters (see `CountedSinceRead`). */
+  flush(): void;
+}
+
 /**
  * The instrument that feeds the counters and histograms: what this process enqueued, ran,
  * rescued and cancelled, by job type. Other processes count their own; Prometheus sums them.
- * Per job it does a map read and a few `inc`/`observe` calls, and nothing else: no I/O, no
+ * Per job it does a map read, two counts and two `observe` calls, and nothing else: no I/O, no
  * timer, no label object (see `JobTypeSeries`).
  */
-export function metricsInstrument(metrics: JobMetrics): JobQueueInstrument {
+export function metricsInstrument(metrics: JobMetrics): MetricsInstrument {
   const byType = new Map<string, JobTypeSeries>();
   const seriesOf = (type: string): JobTypeSeries => {
     let series = byType.get(type);
@@ -46,6 +52,10 @@ export function metricsInstrument(metrics: JobMetrics): JobQueueInstrument {
   };
 
   return {
+    flush() {
+      for (const series of byType.values()) series.flush();
+    },
+
     enqueueStarted: () => enqueueScope,
 
     runStarted(job: Job): JobRunScope {
