@@ -8,7 +8,13 @@ import {
 } from '../job-queue.constants';
 import { ResolvedJobQueueOptions } from '../options/resolved-options';
 import { JobStatus } from '../entities/job-status.enum';
-import { finishJobs, JobOutcome, SNOOZED, SupersededOutcome } from '../sql/finish-jobs.query';
+import {
+  finishJobs,
+  JobOutcome,
+  NO_LOG_ROWS,
+  SNOOZED,
+  SupersededOutcome,
+} from '../sql/finish-jobs.query';
 import { FailureBackoff } from '../periodic/failure-backoff';
 import { LogPeriod } from '../periodic/log-period';
 import { ClaimWakeup } from '../periodic/claim-wakeup';
@@ -98,10 +104,10 @@ interface Refusal {
  * `COMPLETION_WRITES_AT_ONCE` flushes under way. Writes beside each other carry only outcomes
  * that update their own job's row, so they do not lock the same rows; an outcome that may update
  * other jobs (`updatesOtherJobs`) is written alone, as is everything while the database is
- * failing. An outcome stays queued
- * until its write succeeds, so a database hiccup delays it instead of losing it (if the process
- * dies first, the reaper re-runs the job: at-least-once). An outcome whose run no longer holds
- * its job (cancelled, retried or taken back since) changes nothing and is counted as superseded.
+ * failing. An outcome stays queued until its write succeeds, so a database hiccup delays it
+ * instead of losing it (if the process dies first, the reaper re-runs the job: at-least-once).
+ * An outcome whose run no longer holds its job (cancelled, retried or taken back since) changes
+ * nothing and is counted as superseded.
  *
  * A write the database refuses for good (a constraint or trigger of the app's, a value a column
  * cannot hold) costs only the outcome it refuses: the batch is split in halves down to that one,
@@ -229,6 +235,7 @@ export class JobCompleter {
   }
 
   private async write(write: OutcomeWrite): Promise<void> {
+    // The whole batch, kept before `land` empties `unwritten` as its parts land.
     const batch = write.unwritten;
     const refusals: Refusal[] = [];
     try {
@@ -313,7 +320,7 @@ export class JobCompleter {
       progress: null,
       stage: null,
       // The run's rows are left out: they may be what the database refused.
-      logRows: [],
+      logRows: NO_LOG_ROWS,
       logOutcome: true,
     };
     try {
