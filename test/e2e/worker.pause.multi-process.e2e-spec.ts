@@ -61,8 +61,10 @@ describe('pause and resume across processes', () => {
         { type: 'slow', data: { n: 2 } },
       ])
     ).map((job) => job.id);
-    await waitFor(async () => (await statusesOf(running)).running === 2, {
-      description: 'both slow jobs to run',
+    // Started by their handlers, not only claimed: a claim the worker has not yet taken in when
+    // the pause reaches it is handed back unstarted, as a paused type's held jobs are.
+    await waitFor(async () => (await runsOf(running)).length === 2, {
+      description: 'both slow jobs to start',
     });
 
     await queue.pause('slow');
