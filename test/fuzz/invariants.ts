@@ -1,0 +1,444 @@
+/**
+ * The invariants of the randomized model test, each a named check on the database (and the
+ * driver's model) whose message says which job or key broke it and how. `stepChecks` run after
+ * every operation; `quiescenceChecks` once every worker is up, nothing is paused and the queue
+ * has settled. Add an invariant as a function here and list it in one of the two.
+ *
+ * A violation that matches a known, filed defect (`KNOWN_DEFECTS`) is reported as that defect and
+ * does not fail the run: CI stays green while the defect is open, and its `it.failing` test in
+ * `known-defects.e2e-spec.ts` says so. When the fix lands, delete its entry here.
+ */
+import type { ExecutionContext } from './execute';
+import type { LimitOptions } from './fuzz-types';
+
+const FINISHED = `('completed', 'failed', 'cancelled')`;
+
+/** Known defects: a name, and which violations are that defect. */
+export const KNOWN_DEFECTS: Record<string, string> = {
+  'dependency-counted-twice':
+    'issue 52 (1): a dependency that finished, was retried and finished again is counted again',
+  'waiting-after-limit-change':
+    'issue 52 (2): jobs left waiting, with no holder and no rate window, after a limits change',
+};
+
+function known(
+  context: ExecutionContext,
+  invariant: string,
+  message: string,
+  defect: string,
+): void {
+  context.model.violations.push({
+    invariant,
+    message,
+    step: context.model.step,
+    knownDefect: defect,
+  });
+}
+
+/**
+ * How far the incremental checks have read. `seq` is taken when a row is written, not when it
+ * commits, so a cursor stays 10 s behind the newest row and what was already reported is
+ * remembered instead.
+ */
+interface Cursors {
+  transitions: number;
+  deleted: number;
+  reported: Set<string>;
+}
+const cursors = new WeakMap<ExecutionContext, Cursors>();
+function cursorOf(context: ExecutionContext): Cursors {
+  let cursor = cursors.get(context);
+  if (!cursor) cursors.set(context, (cursor = { transitions: 0, deleted: 0, reported: new Set() }));
+  return cursor;
+}
+/** True the first time `what` is seen: each row is reported once. */
+function firstTime(context: ExecutionContext, what: string): boolean {
+  const { reported } = cursorOf(context);
+  if (reported.has(what)) return false;
+  reported.add(what);
+  return true;
+}
+
+const maxOf = (values: Array<number | undefined>): number =>
+  values.some((v) => v === undefined) ? Infinity : Math.max(...(values as number[]));
+
+/** 1. No key or type runs more jobs than any limit in force since the oldest of them was claimed. */
+async function runsWithinLimits(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  const rows: Array<{
+    job_type: string;
+    key: string | null;
+    keyed: boolean;
+    n: number;
+    since: number;
+    now: number;
+    ids: string;
+  }> = await dataSource.query(`
+      SELECT job_type, concurrency_key AS key, GROUPING(concurrency_key) = 0 AS keyed, count(*)::int AS n,
+             extract(epoch FROM min(claimed_at)) * 1000 AS since, extract(epoch FROM now()) * 1000 AS now,
+             string_agg(id::text, ',' ORDER BY id) AS ids
+      FROM job_queue.jobs WHERE status IN ('claimed', 'running')
+      GROUP BY GROUPING SETS ((job_type, concurrency_key), (job_type))`);
+  model.checked('1 limits');
+  for (const row of rows) {
+    const periods: LimitOptions[] = model.limitsAt(
+      row.job_type,
+      Number(row.since),
+      Number(row.now),
+    );
+    if (periods.length === 0) continue;
+    if (row.keyed) {
+      if (row.key === null) continue;
+      const allowed = maxOf(periods.map((p) => p.concurrencyPerKey));
+      if (row.n > allowed && firstTime(context, `key ${row.ids}`)) {
+        model.violate(
+          '1 limits',
+          `key ${row.job_type}/${row.key} has ${row.n} jobs claimed or running (${row.ids}); its limit is ${allowed}`,
+        );
+      }
+    } else {
+      const allowed = maxOf(periods.map((p) => p.globalConcurrency));
+      if (row.n > allowed && firstTime(context, `type ${row.ids}`)) {
+        model.violate(
+          '1 limits',
+          `type ${row.job_type} has ${row.n} jobs claimed or running (${row.ids}); its global limit is ${allowed}`,
+        );
+      }
+    }
+  }
+}
+
+/** 1. Rate windows, on what the claim counts (`claimed_at`): never more claims in a window than its max. */
+async function claimsWithinRates(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  const claims: Array<{ job_id: string; job_type: string; key: string | null; at: number }> =
+    await dataSource.query(`
+    SELECT job_id::text, job_type, concurrency_key AS key, extract(epoch FROM claimed_at) * 1000 AS at
+    FROM fuzz_transitions
+    WHERE new_status IN ('claimed', 'running') AND old_status NOT IN ('claimed', 'running') AND claimed_at IS NOT NULL
+    ORDER BY claimed_at`);
+  model.checked('1 rate windows');
+  const windows = new Map<string, number[]>();
+  for (const claim of claims) {
+    const at = Number(claim.at);
+    const periods = model.limitsAt(claim.job_type, at, at);
+    // Only where one rate held throughout (a deploy that changes it makes the window ambiguous).
+    const history = model.limitHistory.get(claim.job_type) ?? [];
+    const rates = periods.map((p) => p.rateLimit);
+    if (rates.length !== 1 || !rates[0]) continue;
+    const rate = rates[0];
+    const period = [...history].reverse().find((p) => p.from <= at);
+    if (period && at - period.from < rate.perMs) continue;
+    const key = `${claim.job_type}/${rate.byKey ? (claim.key ?? '') : '*'}`;
+    const window = windows.get(key) ?? [];
+    while (window.length > 0 && window[0] <= at - rate.perMs) window.shift();
+    window.push(at);
+    windows.set(key, window);
+    if (window.length > rate.max) {
+      model.violate(
+        '1 rate windows',
+        `${key}: ${window.length} claims within ${rate.perMs} ms (max ${rate.max}), the last job ${claim.job_id}`,
+      );
+      window.length = 0;
+    }
+  }
+}
+
+/**
+ * 2. A blocked job's stored count equals its unfinished dependencies; it leaves `blocked` once,
+ * after each finished. A dependency's finish is recorded after the release it causes when both
+ * are one transaction (the queue's trigger fires first), so the same transaction counts as before.
+ */
+async function dependenciesCountedOnce(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  model.checked('2 dependencies');
+  const counts: Array<{ id: string; stored: number; actual: number; deps: string; reset: number }> =
+    await dataSource.query(`
+    SELECT w.id::text, w.unfinished_dependencies AS stored,
+           count(d.id) FILTER (WHERE d.status NOT IN ${FINISHED})::int AS actual,
+           string_agg(e.dependency_id::text || ':' || coalesce(d.status, 'deleted'), ', ' ORDER BY e.dependency_id) AS deps,
+           count(*) FILTER (WHERE EXISTS (
+             SELECT 1 FROM fuzz_transitions r
+             WHERE r.job_id = e.dependency_id AND r.old_status IN ${FINISHED} AND r.new_status NOT IN ${FINISHED}))::int AS reset
+    FROM job_queue.jobs w
+      JOIN job_queue.job_dependencies e ON e.job_id = w.id
+      LEFT JOIN job_queue.jobs d ON d.id = e.dependency_id
+    WHERE w.status = 'blocked'
+    GROUP BY w.id HAVING w.unfinished_dependencies <> count(d.id) FILTER (WHERE d.status NOT IN ${FINISHED})`);
+  for (const row of counts) {
+    if (!firstTime(context, `count ${row.id} ${row.stored}/${row.actual}`)) continue;
+    const message = `blocked job ${row.id} counts ${row.stored} unfinished dependencies, but ${row.actual} are unfinished (${row.deps})`;
+    if (row.stored < row.actual && row.reset > 0)
+      known(context, '2 dependencies', message, 'dependency-counted-twice');
+    else model.violate('2 dependencies', message);
+  }
+  const cursor = cursorOf(context);
+  const releases: Array<{
+    seq: string;
+    job_id: string;
+    new_status: string;
+    early: string | null;
+    reset: number;
+    exits: number;
+  }> = await dataSource.query(
+    `
+    SELECT t.seq::text, t.job_id::text, t.new_status,
+           (SELECT count(*)::int FROM fuzz_transitions x WHERE x.job_id = t.job_id AND x.old_status = 'blocked') AS exits,
+           (SELECT string_agg(e.dependency_id::text, ',') FROM job_queue.job_dependencies e
+            WHERE e.job_id = t.job_id
+              AND coalesce((SELECT b.new_status IN ${FINISHED} FROM fuzz_transitions b
+                            WHERE b.job_id = e.dependency_id AND b.seq < w.seq ORDER BY b.seq DESC LIMIT 1), false) = false
+              AND NOT EXISTS (SELECT 1 FROM fuzz_transitions f WHERE f.job_id = e.dependency_id
+                              AND f.seq > w.seq AND (f.seq < t.seq OR f.xid = t.xid)
+                              AND f.new_status IN ${FINISHED})) AS early,
+           (SELECT count(*)::int FROM job_queue.job_dependencies e JOIN fuzz_transitions r ON r.job_id = e.dependency_id
+            WHERE e.job_id = t.job_id AND r.old_status IN ${FINISHED} AND r.new_status NOT IN ${FINISHED}) AS reset
+    FROM fuzz_transitions t
+      CROSS JOIN LATERAL (SELECT min(i.seq) AS seq FROM fuzz_transitions i WHERE i.job_id = t.job_id) w
+    WHERE t.seq > $1 AND t.old_status = 'blocked'
+    ORDER BY t.seq`,
+    [cursor.transitions],
+  );
+  for (const row of releases) {
+    if (!firstTime(context, `release ${row.seq}`)) continue;
+    if (row.exits > 1)
+      model.violate('2 dependencies', `job ${row.job_id} left blocked ${row.exits} times`);
+    if (row.early && row.new_status !== 'failed' && row.new_status !== 'cancelled') {
+      const message = `job ${row.job_id} left blocked (to ${row.new_status}) before its dependencies ${row.early} finished`;
+      if (row.reset > 0) known(context, '2 dependencies', message, 'dependency-counted-twice');
+      else model.violate('2 dependencies', message);
+    }
+  }
+}
+
+/** 5. No two jobs whose status is in their unique states share a key (a window is in the key). */
+async function uniqueKeysHeld(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  model.checked('5 unique keys');
+  const rows: Array<{ key: string; jobs: string }> = await dataSource.query(`
+    SELECT unique_key AS key, string_agg(id::text || ':' || status, ', ' ORDER BY id) AS jobs
+    FROM job_queue.jobs
+    WHERE unique_key IS NOT NULL
+      AND (status NOT IN ${FINISHED} AND status <> 'blocked' OR job_queue.job_unique_state_counts(unique_states, status))
+    GROUP BY unique_key HAVING count(*) > 1`);
+  for (const row of rows)
+    if (firstTime(context, `unique ${row.jobs}`))
+      model.violate('5 unique keys', `key ${row.key} is held by ${row.jobs}`);
+}
+
+/** 6. Prune deletes no unfinished job, none an unfinished job depends on, and all it was asked to. */
+async function pruneKeepsWhatItMust(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  model.checked('6 prune');
+  const cursor = cursorOf(context);
+  const deleted: Array<{ seq: string; job_id: string; status: string; dependants: string[] }> =
+    await dataSource.query(
+      `SELECT seq::text, job_id::text, status, unfinished_dependants::text[] AS dependants
+     FROM fuzz_deleted WHERE seq > $1 ORDER BY seq`,
+      [cursor.deleted],
+    );
+  for (const row of deleted) {
+    if (!firstTime(context, `deleted ${row.seq}`)) continue;
+    if (!['completed', 'failed', 'cancelled'].includes(row.status)) {
+      model.violate('6 prune', `job ${row.job_id} was deleted while ${row.status}`);
+    } else if (row.dependants.length > 0) {
+      model.violate(
+        '6 prune',
+        `job ${row.job_id} was deleted while ${row.dependants.join(', ')} (unfinished) depended on it`,
+      );
+    }
+  }
+  const prune = context.lastPrune;
+  if (!prune) return;
+  context.lastPrune = undefined;
+  const left: Array<{ ids: string | null; n: number }> = await dataSource.query(
+    `SELECT string_agg(j.id::text, ',' ORDER BY j.id) AS ids, count(*)::int AS n FROM job_queue.jobs j
+     WHERE j.status = ANY ($1::text[])
+       AND j.completed_at < to_timestamp($2::float8 / 1000) - ($3::float8 + 1000) * interval '1 millisecond'
+       AND NOT EXISTS (SELECT 1 FROM job_queue.job_dependencies e JOIN job_queue.jobs w ON w.id = e.job_id
+                       WHERE e.dependency_id = j.id AND w.status NOT IN ${FINISHED})`,
+    [prune.statuses ?? ['completed', 'failed', 'cancelled'], prune.startedDbMs, prune.olderThanMs],
+  );
+  if (left[0].n > 0) {
+    model.violate(
+      '6 prune',
+      `prune(${prune.olderThanMs} ms, ${prune.statuses ?? 'all'}) left ${left[0].n} prunable job(s): ${left[0].ids}`,
+    );
+  }
+}
+
+/** After every operation. */
+export async function stepChecks(context: ExecutionContext): Promise<void> {
+  await runsWithinLimits(context);
+  await dependenciesCountedOnce(context);
+  await uniqueKeysHeld(context);
+  await pruneKeepsWhatItMust(context);
+  const [{ transitions, deleted }] = await context.dataSource.query(`
+    SELECT (SELECT coalesce(max(seq), 0) FROM fuzz_transitions
+            WHERE at < clock_timestamp() - interval '10 seconds')::text AS transitions,
+           (SELECT coalesce(max(seq), 0) FROM fuzz_deleted
+            WHERE at < clock_timestamp() - interval '10 seconds')::text AS deleted`);
+  const cursor = cursorOf(context);
+  cursor.transitions = Math.max(cursor.transitions, Number(transitions));
+  cursor.deleted = Math.max(cursor.deleted, Number(deleted));
+}
+
+/** The unfinished jobs with no reason to wait that a query can show. */
+export const REASONLESS_JOBS = `
+  SELECT j.id::text, j.job_type, j.status, j.concurrency_key AS key,
+         extract(epoch FROM (SELECT max(t.at) FROM fuzz_transitions t WHERE t.job_id = j.id)) * 1000 AS since
+  FROM job_queue.jobs j
+  WHERE j.status NOT IN ${FINISHED}
+    AND NOT (j.status = 'blocked' AND EXISTS (
+          SELECT 1 FROM job_queue.job_dependencies e JOIN job_queue.jobs d ON d.id = e.dependency_id
+          WHERE e.job_id = j.id AND d.status NOT IN ${FINISHED}))
+    AND NOT (j.status = 'waiting' AND (
+          EXISTS (SELECT 1 FROM job_queue.jobs h
+                  WHERE h.job_type = j.job_type AND h.concurrency_key IS NOT DISTINCT FROM j.concurrency_key
+                    AND (h.status IN ('claimed', 'running') OR (h.status = 'scheduled' AND h.attempts > 0)))
+          OR EXISTS (SELECT 1 FROM job_queue.job_rate_blocked r
+                     WHERE r.job_type = j.job_type AND r.opens_at > now() - interval '1 second')))
+  ORDER BY j.id`;
+
+/**
+ * 3. At quiescence (every worker up, nothing paused) every job finishes or waits for a reason a
+ * query shows. Waits until nothing is unfinished but reasonless jobs that stayed so for 3 s, or
+ * until `deadlineMs`.
+ */
+export async function settle(context: ExecutionContext, deadlineMs: number): Promise<void> {
+  const { dataSource, model } = context;
+  model.checked('3 nothing waits forever');
+  const deadline = Date.now() + deadlineMs;
+  let stuckSince = new Map<string, number>();
+  for (;;) {
+    const [{ unfinished }] = await dataSource.query(
+      `SELECT count(*)::int AS unfinished FROM job_queue.jobs WHERE status NOT IN ${FINISHED}`,
+    );
+    const reasonless: Array<{
+      id: string;
+      job_type: string;
+      status: string;
+      key: string | null;
+      since: number;
+    }> = await dataSource.query(REASONLESS_JOBS);
+    const now = Date.now();
+    const stuck = reasonless.filter((row) => row.status === 'waiting' || row.status === 'blocked');
+    const next = new Map(stuck.map((row) => [row.id, stuckSince.get(row.id) ?? now]));
+    stuckSince = next;
+    const settledStuck =
+      stuck.length > 0 &&
+      stuck.length === unfinished &&
+      [...next.values()].every((t) => now - t >= 3_000);
+    if (unfinished === 0 || settledStuck || now >= deadline) {
+      for (const row of reasonless) {
+        const message = `job ${row.id} (${row.job_type}${row.key ? ` key ${row.key}` : ''}) is ${row.status} with nothing to wait for`;
+        const history = model.limitHistory.get(row.job_type) ?? [];
+        const changed =
+          history.length > 1 && history[history.length - 1].from <= Number(row.since) + 60_000;
+        if (row.status === 'waiting' && history.length > 1 && changed) {
+          known(context, '3 nothing waits forever', message, 'waiting-after-limit-change');
+        } else model.violate('3 nothing waits forever', message);
+      }
+      if (unfinished > reasonless.length) {
+        const rows: Array<{ ids: string; status: string }> = await dataSource.query(
+          `SELECT status, string_agg(id::text, ',' ORDER BY id) AS ids FROM job_queue.jobs
+           WHERE status NOT IN ${FINISHED} GROUP BY status`,
+        );
+        model.violate(
+          '3 nothing waits forever',
+          `not settled within ${deadlineMs} ms: ${rows.map((r) => `${r.status} ${r.ids.slice(0, 200)}`).join('; ')}`,
+        );
+      }
+      return;
+    }
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
+/**
+ * 4. Handler starts of a job = attempts spent + snoozes + superseded runs, for finished jobs
+ * that no operator reset (a retry or redrive gives fresh attempts).
+ */
+async function startsMatchAttempts(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  model.checked('4 starts = attempts');
+  const rows: Array<{
+    id: string;
+    status: string;
+    starts: number;
+    attempts: number;
+    snoozed: number;
+    superseded: number;
+    log: string;
+  }> = await dataSource.query(`
+    SELECT j.id::text, j.status, j.attempts,
+           (SELECT count(*)::int FROM fuzz_runs r WHERE r.job_id = j.id) AS starts,
+           (SELECT count(*)::int FROM job_queue.job_events e WHERE e.job_id = j.id AND e.kind = 'snoozed') AS snoozed,
+           (SELECT count(*)::int FROM job_queue.job_events e WHERE e.job_id = j.id AND e.kind IN ('rescued', 'dropped')) AS superseded,
+           (SELECT string_agg(e.kind, ' ' ORDER BY e.id) FROM job_queue.job_events e WHERE e.job_id = j.id AND e.kind <> 'log' AND e.kind <> 'progress') AS log
+    FROM job_queue.jobs j
+    WHERE j.status IN ${FINISHED}
+      AND NOT EXISTS (SELECT 1 FROM fuzz_transitions r WHERE r.job_id = j.id
+                      AND r.old_status IN ${FINISHED} AND r.new_status NOT IN ${FINISHED})`);
+  for (const row of rows) {
+    // A start not spent: a run that never started (cancelled while held, dropped) spends nothing.
+    const spent = row.attempts + row.snoozed;
+    if (row.starts > spent + row.superseded || row.starts < spent - row.superseded) {
+      model.violate(
+        '4 starts = attempts',
+        `job ${row.id} (${row.status}): ${row.starts} handler starts, ${row.attempts} attempts, ${row.snoozed} snoozes, ${row.superseded} superseded; its log: ${row.log}`,
+      );
+    }
+  }
+}
+
+/** 8. After a stats refresh, `stats()` equals a recount; every finish wrote one final log row. */
+async function statsAndLogAgree(context: ExecutionContext): Promise<void> {
+  const { dataSource, model, queue } = context;
+  model.checked('8 stats and log');
+  const stats = await queue.stats({ maxAgeMs: 0 });
+  const recount: Array<{ job_type: string; status: string; n: number }> = await dataSource.query(
+    'SELECT job_type, status, count(*)::int AS n FROM job_queue.jobs GROUP BY 1, 2',
+  );
+  const counted = new Map(recount.map((r) => [`${r.job_type}/${r.status}`, r.n]));
+  for (const [type, byStatus] of Object.entries(stats)) {
+    for (const [status, n] of Object.entries(byStatus)) {
+      if (status === 'paused') continue;
+      const expected = counted.get(`${type}/${status}`) ?? 0;
+      if (n !== expected)
+        model.violate(
+          '8 stats and log',
+          `stats() says ${type} has ${n} ${status}; a recount says ${expected}`,
+        );
+    }
+  }
+  for (const row of recount) {
+    if (!stats[row.job_type])
+      model.violate(
+        '8 stats and log',
+        `stats() has no ${row.job_type}, which has ${row.n} ${row.status}`,
+      );
+  }
+  const logs: Array<{ id: string; status: string; last: string | null }> = await dataSource.query(`
+    SELECT j.id::text, j.status,
+           (SELECT e.kind FROM job_queue.job_events e WHERE e.job_id = j.id
+              AND e.kind IN ${FINISHED} ORDER BY e.id DESC LIMIT 1) AS last
+    FROM job_queue.jobs j
+    WHERE j.status IN ${FINISHED}
+      AND EXISTS (SELECT 1 FROM fuzz_runs r WHERE r.job_id = j.id)`);
+  for (const row of logs) {
+    if (row.last !== row.status) {
+      model.violate(
+        '8 stats and log',
+        `job ${row.id} is ${row.status}; its last final log row is ${row.last ?? 'missing'}`,
+      );
+    }
+  }
+}
+
+/** Once settled. */
+export async function quiescenceChecks(context: ExecutionContext): Promise<void> {
+  await claimsWithinRates(context);
+  await startsMatchAttempts(context);
+  await statsAndLogAgree(context);
+}
