@@ -112,7 +112,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
     for (const type of LIMITED_TYPES) {
       const { concurrencyPerKey, globalConcurrency, ordered, rateLimit } = INITIAL_HANDLERS[type];
       const limits: LimitOptions = { concurrencyPerKey, globalConcurrency, ordered, rateLimit };
-      model.limitHistory.set(type, [{ from: 0, limits }]);
+      model.limitHistory.set(type, [{ from: 0, storedAt: 0, limits }]);
     }
     for (const [i, schedule] of SCHEDULES.entries()) {
       const type = schedule.replace('fz.sched.', 'fz.');
@@ -140,7 +140,14 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
       model.operationLog.push({ step, operation, result });
       fleet.checkAlive();
       await stepChecks(context);
-      if (step % quiesceEvery === 0) await quiesce(context);
+      if (step % quiesceEvery === 0) {
+        await quiesce(context);
+        noteFinds();
+        const found = Object.keys(firstFound).join(', ') || 'nothing';
+        log(
+          `seed ${options.seed}: step ${step}, ${Math.round((Date.now() - started) / 1000)} s, found: ${found}`,
+        );
+      }
       noteFinds();
     }
     await quiesce(context);

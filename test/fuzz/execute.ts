@@ -116,9 +116,11 @@ async function resolveRefs(context: ExecutionContext, refs: JobRef[]): Promise<s
     'SELECT id::text AS id, status FROM job_queue.jobs WHERE id = ANY ($1::bigint[]) ORDER BY id',
     [known],
   );
+  // Jobs that still exist, those in a preferred status first; a pruned one only when none is left.
   return refs.map((ref) => {
     const preferred = ref.prefer ? rows.filter((row) => ref.prefer!.includes(row.status)) : [];
-    const pool = preferred.length > 0 ? preferred.map((row) => row.id) : known;
+    const existing = preferred.length > 0 ? preferred : rows;
+    const pool = existing.length > 0 ? existing.map((row) => row.id) : known;
     return pool[ref.pick % pool.length];
   });
 }
@@ -296,10 +298,17 @@ export async function execute(context: ExecutionContext, operation: Operation): 
       for (const key of ['concurrencyPerKey', 'globalConcurrency', 'ordered', 'rateLimit'] as const)
         delete options[key];
       Object.assign(options, structuredClone(operation.limits));
-      model.limitHistory
-        .get(operation.type)!
-        .push({ from: Number(now), limits: structuredClone(operation.limits) });
+      const period = {
+        from: Number(now),
+        storedAt: Infinity,
+        limits: structuredClone(operation.limits),
+      };
+      model.limitHistory.get(operation.type)!.push(period);
       const workerId = await fleet.restart(slot, 'SIGTERM');
+      const [{ stored }] = await context.dataSource.query(
+        'SELECT extract(epoch FROM now()) * 1000 AS stored',
+      );
+      period.storedAt = Number(stored);
       return `${operation.type} → ${JSON.stringify(operation.limits)} on ${workerId}`;
     }
     case 'kill': {

@@ -54,16 +54,32 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 class ScriptedHandlers {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /**
+   * One `fuzz_runs` row for this start, and how many earlier starts the job had. Retried a few
+   * times: a fault may have just terminated the pool's connections, and a start the driver cannot
+   * count would read as an attempt spent without one.
+   */
+  private async recordStart(job: Job): Promise<Array<{ earlier: number }>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dataSource.query(
+          `WITH earlier AS (SELECT count(*)::int AS earlier FROM fuzz_runs WHERE job_id = $1),
+                ins AS (INSERT INTO fuzz_runs (job_id, run_token, attempt, worker_id, job_type)
+                        VALUES ($1, $2, $3, $4, $5))
+           SELECT earlier FROM earlier`,
+          [job.id, job.runToken, job.attempts, config!.workerId, job.jobType],
+        );
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    }
+  }
+
   /** What every handler runs: the job's script, after recording the start. */
   async run(job: Job<HandlerScript>, ctx: JobContext): Promise<unknown> {
     const script = job.data;
-    const [{ earlier }] = await this.dataSource.query(
-      `WITH earlier AS (SELECT count(*)::int AS earlier FROM fuzz_runs WHERE job_id = $1),
-            ins AS (INSERT INTO fuzz_runs (job_id, run_token, attempt, worker_id, job_type)
-                    VALUES ($1, $2, $3, $4, $5))
-       SELECT earlier FROM earlier`,
-      [job.id, job.runToken, job.attempts, config!.workerId, job.jobType],
-    );
+    const [{ earlier }] = await this.recordStart(job);
     if (script.progress) await ctx.progress(50, 'half');
     if (script.log) ctx.log('scripted line', { n: script.n });
     switch (script.b) {

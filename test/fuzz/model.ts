@@ -8,6 +8,8 @@ import type { LimitOptions, Operation } from './fuzz-types';
 export interface LimitPeriod {
   /** From this time on the database's clock (the deploy's start: old and new limits overlap). */
   from: number;
+  /** When the restarted worker had booted and stored them (the claims' limits from then on). */
+  storedAt: number;
   limits: LimitOptions;
 }
 

@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import { Job, JobContext, JobHandler, JobStatus } from 'nest-pg-job-queue';
+import { waitFor } from '../support/wait-for';
+import { useWorkerTestFile } from '../support/worker-test-app';
+
+/**
+ * What the randomized model test (`npm run fuzz`) found on today's code, each as the shortest
+ * scenario that shows it. They are `it.failing` while the defect is open (the test passes because
+ * its body fails); the issue that fixes one turns it into a plain test and removes its entry from
+ * `KNOWN_DEFECTS` in test/fuzz/invariants.ts.
+ */
+
+const DEPENDENCY = 'kd.dependency';
+const OTHER_DEPENDENCY = 'kd.other-dependency';
+const DEPENDANT = 'kd.dependant';
+const LIMITED = 'kd.limited';
+const FINISHED: string[] = [JobStatus.Completed, JobStatus.Failed, JobStatus.Cancelled];
+
+@Injectable()
+class DependencyHandlers {
+  @JobHandler(DEPENDENCY)
+  complete(): { done: true } {
+    return { done: true };
+  }
+}
+
+/** Before the deploy: one job a key at a time, and a rate by key. Runs until aborted. */
+@Injectable()
+class KeyLimitedHandlers {
+  @JobHandler(LIMITED, { concurrencyPerKey: 1, rateLimit: { max: 100, perMs: 1_000, byKey: true } })
+  hold(_job: Job, ctx: JobContext): Promise<never> {
+    return new Promise((_, reject) =>
+      ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+    );
+  }
+}
+
+/** After the deploy: the per-key limit removed, the rate by key kept. Completes at once. */
+@Injectable()
+class RateOnlyHandlers {
+  @JobHandler(LIMITED, { rateLimit: { max: 100, perMs: 1_000, byKey: true } })
+  complete(): { done: true } {
+    return { done: true };
+  }
+}
+
+describe('known defects found by the randomized model test', () => {
+  const file = useWorkerTestFile();
+
+  it.failing(
+    'dependency-counted-twice: a dependant stays blocked while another dependency is unfinished, after one was cancelled, retried and completed',
+    async () => {
+      const producer = await file.start({ queueOptions: { worker: false } });
+      const { queue } = producer;
+      // A can run (a worker handles its type); B cannot (no worker handles its type).
+      const a = await queue.enqueue(DEPENDENCY, {}, { delayMs: 3_600_000 });
+      const b = await queue.enqueue(OTHER_DEPENDENCY, {});
+      const w = await queue.enqueue(
+        DEPENDANT,
+        {},
+        { dependsOn: [a.id, b.id], onDependencyFailure: 'continue' },
+      );
+      await queue.cancel(a.id);
+      await queue.retry(a.id);
+      await file.start({
+        queueOptions: { worker: { jobTypes: [DEPENDENCY], pollIntervalMs: 20 } },
+        providers: [DependencyHandlers],
+      });
+      await waitFor(async () => (await queue.getJob(a.id)).status === JobStatus.Completed, {
+        description: `dependency ${a.id} to complete`,
+      });
+      expect((await queue.getJob(b.id)).status).toBe(JobStatus.Pending);
+      expect((await queue.getJob(w.id)).status).toBe(JobStatus.Blocked);
+    },
+  );
+
+  it.failing(
+    'waiting-after-limit-change: jobs waiting for a key’s slot run once a deploy removes the per-key limit and keeps a rate by key',
+    async () => {
+      const first = await file.start({
+        queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 }, shutdownTimeoutMs: 200 },
+        providers: [KeyLimitedHandlers],
+      });
+      const jobs = await first.queue.enqueueMany(
+        Array.from({ length: 5 }, (_, n) => ({ type: LIMITED, data: { n }, concurrencyKey: 'k' })),
+      );
+      const ids = jobs.map((job) => job.id);
+      const statuses = async (): Promise<string[]> =>
+        Promise.all(ids.map(async (id) => (await first.queue.getJob(id)).status));
+      await waitFor(
+        async () =>
+          (await statuses()).filter((status) => status === JobStatus.Waiting).length === 4,
+        { description: 'one job running and four waiting on key k' },
+      );
+      const observer = await file.start({ queueOptions: { worker: false } });
+      await first.close();
+      await file.start({
+        queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 } },
+        providers: [RateOnlyHandlers],
+      });
+      await waitFor(
+        async () => {
+          const now = await Promise.all(
+            ids.map(async (id) => (await observer.queue.getJob(id)).status),
+          );
+          return now.every((status) => FINISHED.includes(status));
+        },
+        { timeoutMs: 10_000, description: 'every job of key k to finish after the deploy' },
+      );
+    },
+  );
+});
