@@ -49,6 +49,8 @@ export interface FuzzRunOptions {
   /** Stop once each of these (known defect names or invariant names) has been found. */
   stopWhenFound?: string[];
   log?: (line: string) => void;
+  /** Leave the run's database behind (its name is logged), to read after a failure. */
+  keepDatabase?: boolean;
 }
 
 export interface FuzzRunReport {
@@ -165,9 +167,11 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
   } finally {
     await fleet.stop();
     await app?.close();
-    await withAdminClient(options.serverUrl, (client) =>
-      client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
-    );
+    if (options.keepDatabase) log(`seed ${options.seed}: database kept: ${databaseUrl}`);
+    else
+      await withAdminClient(options.serverUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+      );
   }
 }
 

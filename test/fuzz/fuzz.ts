@@ -5,8 +5,11 @@
  *   npm run fuzz -- --minutes=15 --seed=3       one seed's operations for 15 minutes
  *   npm run fuzz -- --minutes=60                seeds 1, 2, 3 … (300 steps each) for an hour
  *   npm run fuzz -- --seed=3 --steps=140        replay: the same 140 operations of seed 3
+ *   npm run fuzz -- --ci                        CI's fixed seeds (CI_SEEDS), CI_STEPS operations each
  *   --processes=P (default 3)  --quiesce-every=N (default 60)  --keep-going (past a violation)
  *   --until-found=A,B  end a seed's run once each named known defect or invariant was found
+ *   --weights=deploy:20,kill:0  other weights for some operations (operations.ts: DEFAULT_WEIGHTS)
+ *   --keep-db          leave each seed's database behind, to read after a failure
  *
  * The server: DATABASE_URL, else testcontainers, else an embedded PostgreSQL; each seed gets a
  * database of its own on it, dropped afterwards. Writes each failing seed's report, operation log
@@ -17,7 +20,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startTestPostgres } from '../support/postgres-server';
 import { FuzzRunReport, runFuzz } from './driver';
+import type { OperationKind } from './fuzz-types';
 import { KNOWN_DEFECTS } from './invariants';
+import { DEFAULT_WEIGHTS } from './operations';
 
 function flag(name: string): string | undefined {
   const prefix = `--${name}=`;
@@ -29,6 +34,22 @@ function intFlag(name: string): number | undefined {
   const value = Number(text);
   if (!Number.isFinite(value) || value < 0) throw new Error(`--${name}: ${text} is not a number`);
   return value;
+}
+
+function weightsFlag(): Partial<Record<OperationKind, number>> | undefined {
+  const text = flag('weights');
+  if (text === undefined) return undefined;
+  const weights: Partial<Record<OperationKind, number>> = {};
+  for (const pair of text.split(',')) {
+    const [kind, value] = pair.split(':');
+    if (!(kind in DEFAULT_WEIGHTS) || !Number.isInteger(Number(value))) {
+      throw new Error(
+        `--weights: ${pair} is not <operation>:<integer> (${Object.keys(DEFAULT_WEIGHTS).join(', ')})`,
+      );
+    }
+    weights[kind as OperationKind] = Number(value);
+  }
+  return weights;
 }
 
 export function describeReport(report: FuzzRunReport): string {
@@ -61,6 +82,46 @@ export function describeReport(report: FuzzRunReport): string {
   return lines.join('\n');
 }
 
+/** CI's seeds, run on each database CI tests on (`.ci/run`); each found nothing new when chosen. */
+export const CI_SEEDS = [1, 2];
+export const CI_STEPS = 120;
+
+async function mainCi(): Promise<number> {
+  const server = await startTestPostgres();
+  console.log(`PostgreSQL: ${server.source}`);
+  const started = Date.now();
+  let failed = 0;
+  let operations = 0;
+  let checks = 0;
+  try {
+    for (const seed of CI_SEEDS) {
+      const report = await runFuzz({
+        serverUrl: server.url,
+        seed,
+        steps: CI_STEPS,
+        log: (line) => console.log(line),
+      });
+      console.log(describeReport(report));
+      operations += report.steps;
+      checks += Object.values(report.checks).reduce((sum, n) => sum + n, 0);
+      if (report.violations.some((v) => !v.knownDefect)) {
+        failed++;
+        console.log(`  replay: npm run fuzz -- --seed=${seed} --steps=${report.steps}`);
+        console.log(
+          `  operation log:\n${report.operationLog.map((e) => `    ${e.step} ${JSON.stringify(e.operation)} => ${e.result}`).join('\n')}`,
+        );
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  console.log(
+    `fuzz: ${CI_SEEDS.length} seeds, ${operations} operations, ${checks} invariant checks, ` +
+      `${failed} seed(s) with a new violation, ${Math.round((Date.now() - started) / 1000)} s`,
+  );
+  return failed > 0 ? 1 : 0;
+}
+
 async function mainLong(): Promise<number> {
   const minutes = intFlag('minutes');
   const seedFlag = intFlag('seed');
@@ -89,6 +150,8 @@ async function mainLong(): Promise<number> {
         quiesceEvery,
         stopAtFirst: !keepGoing,
         stopWhenFound: flag('until-found')?.split(','),
+        weights: weightsFlag(),
+        keepDatabase: process.argv.includes('--keep-db'),
         log: (line) => console.log(line),
       });
       console.log(describeReport(report));
@@ -101,7 +164,8 @@ async function mainLong(): Promise<number> {
         console.log(`  replay: npm run fuzz -- --seed=${seed} --steps=${report.steps}`);
       }
       if (fresh.length > 0) failed = true;
-      if (seedFlag !== undefined || (steps !== undefined && seedFlag !== undefined)) break;
+      // One seed when it was named or when no time was given; else the next, until time is up.
+      if (seedFlag !== undefined || until === undefined) break;
       if (failed && !keepGoing) break;
     }
   } finally {
@@ -111,7 +175,7 @@ async function mainLong(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-mainLong().then(
+(process.argv.includes('--ci') ? mainCi() : mainLong()).then(
   (code) => process.exit(code),
   (error: unknown) => {
     console.error((error as Error)?.stack ?? error);

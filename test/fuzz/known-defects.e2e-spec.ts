@@ -14,6 +14,8 @@ const DEPENDENCY = 'kd.dependency';
 const OTHER_DEPENDENCY = 'kd.other-dependency';
 const DEPENDANT = 'kd.dependant';
 const LIMITED = 'kd.limited';
+const HELD = 'kd.held';
+const STOPPED = 'kd.stopped';
 const FINISHED: string[] = [JobStatus.Completed, JobStatus.Failed, JobStatus.Cancelled];
 
 @Injectable()
@@ -29,9 +31,7 @@ class DependencyHandlers {
 class KeyLimitedHandlers {
   @JobHandler(LIMITED, { concurrencyPerKey: 1, rateLimit: { max: 100, perMs: 1_000, byKey: true } })
   hold(_job: Job, ctx: JobContext): Promise<never> {
-    return new Promise((_, reject) =>
-      ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
-    );
+    return untilAborted(ctx);
   }
 }
 
@@ -41,6 +41,27 @@ class RateOnlyHandlers {
   @JobHandler(LIMITED, { rateLimit: { max: 100, perMs: 1_000, byKey: true } })
   complete(): { done: true } {
     return { done: true };
+  }
+}
+
+/** Runs until aborted: keeps a slot busy, or is stopped by a shutdown. */
+function untilAborted(ctx: JobContext): Promise<never> {
+  return new Promise((_, reject) => {
+    if (ctx.signal.aborted) reject(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+  });
+}
+
+@Injectable()
+class HoldingHandlers {
+  @JobHandler(HELD)
+  hold(_job: Job, ctx: JobContext): Promise<never> {
+    return untilAborted(ctx);
+  }
+
+  @JobHandler(STOPPED)
+  stopped(_job: Job, ctx: JobContext): Promise<never> {
+    return untilAborted(ctx);
   }
 }
 
@@ -106,6 +127,62 @@ describe('known defects found by the randomized model test', () => {
           return now.every((status) => FINISHED.includes(status));
         },
         { timeoutMs: 10_000, description: 'every job of key k to finish after the deploy' },
+      );
+    },
+  );
+
+  it.failing(
+    'held-attempt-spent: a job held by a worker and cancelled before its handler started spends no attempt',
+    async () => {
+      const worker = await file.start({
+        queueOptions: { worker: { concurrency: 1, prefetch: 4, pollIntervalMs: 20 } },
+        providers: [HoldingHandlers],
+      });
+      const first = await worker.queue.enqueue(HELD, { n: 1 }, { priority: 200 });
+      await waitFor(
+        async () => (await worker.queue.getJob(first.id)).status === JobStatus.Running,
+        {
+          description: 'the first job to run',
+        },
+      );
+      const held = await worker.queue.enqueue(HELD, { n: 2 });
+      // Claimed into the worker's hold: its one slot is busy with the first job.
+      await waitFor(async () => (await worker.queue.getJob(held.id)).workerId !== null, {
+        description: 'the second job to be held',
+      });
+      const cancelled = await worker.queue.cancel(held.id);
+      expect(cancelled.status).toBe(JobStatus.Cancelled);
+      expect(cancelled.attempts).toBe(0);
+      expect(cancelled.startedAt).toBeNull();
+    },
+  );
+
+  it.failing(
+    'shutdown-stop-unlogged: a run stopped at shutdown after its handler started is in the job’s log',
+    async () => {
+      const worker = await file.start({
+        queueOptions: {
+          worker: { pollIntervalMs: 20 },
+          shutdownTimeoutMs: 200,
+          events: { logCompletedRuns: true },
+        },
+        providers: [HoldingHandlers],
+      });
+      const job = await worker.queue.enqueue(STOPPED, {});
+      await waitFor(async () => (await worker.queue.getJob(job.id)).status === JobStatus.Running, {
+        description: 'the job to run',
+      });
+      const observer = await file.start({ queueOptions: { worker: false } });
+      await worker.close();
+      await waitFor(
+        async () => (await observer.queue.getJob(job.id)).status === JobStatus.Pending,
+        {
+          description: 'the job to be handed back',
+        },
+      );
+      const kinds = (await observer.queue.jobEvents(job.id)).map((entry) => entry.kind);
+      expect(kinds.filter((kind) => !['claimed', 'log', 'progress'].includes(kind))).not.toEqual(
+        [],
       );
     },
   );
