@@ -23,14 +23,13 @@ import { createMigratedTemplate, withAdminClient, withDatabase } from '../suppor
 import { execute, ExecutionContext } from './execute';
 import { Fleet } from './fleet';
 import { FUZZ_SCHEMA } from './fuzz-schema';
-import type { LimitOptions, OperationKind } from './fuzz-types';
+import type { OperationKind } from './fuzz-types';
 import { quiescenceChecks, settle, stepChecks } from './invariants';
 import { FuzzModel, Violation } from './model';
 import {
   DEFAULT_WEIGHTS,
   drawOperation,
   INITIAL_HANDLERS,
-  LIMITED_TYPES,
   operationArbitrary,
   SCHEDULES,
 } from './operations';
@@ -111,11 +110,6 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
       model,
       databaseUrl,
     };
-    for (const type of LIMITED_TYPES) {
-      const { concurrencyPerKey, globalConcurrency, ordered, rateLimit } = INITIAL_HANDLERS[type];
-      const limits: LimitOptions = { concurrencyPerKey, globalConcurrency, ordered, rateLimit };
-      model.limitHistory.set(type, [{ from: 0, storedAt: 0, limits }]);
-    }
     for (const [i, schedule] of SCHEDULES.entries()) {
       const type = schedule.replace('fz.sched.', 'fz.');
       await context.queue.schedule(schedule, '0 0 1 1 *', type, { n: -1 - i, b: 'ok', ms: 10 });

@@ -290,25 +290,12 @@ export async function execute(context: ExecutionContext, operation: Operation): 
       return result.ok ? `${flowId}: ${result.value.length} cancelled` : result.error;
     }
     case 'deploy': {
-      const slot = fleet.slot(operation.worker);
-      const [{ now }] = await context.dataSource.query(
-        'SELECT extract(epoch FROM now()) * 1000 AS now',
-      );
+      // The new limits reach job_types when the restarted worker boots (fuzz_limits records it).
       const options = fleet.handlers[operation.type];
       for (const key of ['concurrencyPerKey', 'globalConcurrency', 'ordered', 'rateLimit'] as const)
         delete options[key];
       Object.assign(options, structuredClone(operation.limits));
-      const period = {
-        from: Number(now),
-        storedAt: Infinity,
-        limits: structuredClone(operation.limits),
-      };
-      model.limitHistory.get(operation.type)!.push(period);
-      const workerId = await fleet.restart(slot, 'SIGTERM');
-      const [{ stored }] = await context.dataSource.query(
-        'SELECT extract(epoch FROM now()) * 1000 AS stored',
-      );
-      period.storedAt = Number(stored);
+      const workerId = await fleet.restart(fleet.slot(operation.worker), 'SIGTERM');
       return `${operation.type} → ${JSON.stringify(operation.limits)} on ${workerId}`;
     }
     case 'kill': {

@@ -5,7 +5,9 @@
  *   commit-independent order (`seq`), with the row's key fields and the database's clock;
  * - `fuzz_deleted`: every deleted job, with its status and whether an unfinished job still
  *   depended on it at that moment (seen inside the deleting transaction);
- * - `fuzz_runs`: one row per handler start, written by the handler (test/fuzz/fuzz-worker.ts).
+ * - `fuzz_runs`: one row per handler start, written by the handler (test/fuzz/fuzz-worker.ts);
+ * - `fuzz_limits`: every write of a type's limits to `job_types` (a worker's boot or `start()`
+ *   stores its handlers'; an old node's start can store old ones again), on the database's clock.
  * The triggers are named `zz_…` so they fire after the queue's own triggers of the same kind, and
  * pin their own `search_path`: they also fire inside the queue's functions, which pin theirs.
  */
@@ -71,4 +73,24 @@ export const FUZZ_SCHEMA = `
     started_at timestamptz NOT NULL DEFAULT clock_timestamp()
   );
   CREATE INDEX fuzz_runs_job_idx ON fuzz_runs (job_id);
+
+  CREATE TABLE fuzz_limits (
+    seq         bigserial PRIMARY KEY,
+    job_type    text NOT NULL,
+    per_key     integer,
+    global_limit integer,
+    rate_max    integer,
+    rate_per_ms integer,
+    rate_by_key boolean NOT NULL,
+    at          timestamptz NOT NULL DEFAULT clock_timestamp()
+  );
+  CREATE FUNCTION fuzz_record_limits() RETURNS trigger LANGUAGE plpgsql SET search_path = public, pg_catalog AS $$
+  BEGIN
+    INSERT INTO fuzz_limits (job_type, per_key, global_limit, rate_max, rate_per_ms, rate_by_key)
+    VALUES (NEW.job_type, NEW.concurrency_per_key, NEW.global_concurrency, NEW.rate_max,
+            NEW.rate_per_ms, NEW.rate_by_key);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER zz_fuzz_limits AFTER INSERT OR UPDATE ON job_queue.job_types
+    FOR EACH ROW EXECUTE FUNCTION fuzz_record_limits();
 `;

@@ -9,7 +9,6 @@
  * `known-defects.e2e-spec.ts` says so. When the fix lands, delete its entry here.
  */
 import type { ExecutionContext } from './execute';
-import type { LimitOptions } from './fuzz-types';
 
 const FINISHED = `('completed', 'failed', 'cancelled')`;
 
@@ -63,8 +62,69 @@ function firstTime(context: ExecutionContext, what: string): boolean {
   return true;
 }
 
-const maxOf = (values: Array<number | undefined>): number =>
-  values.some((v) => v === undefined) ? Infinity : Math.max(...(values as number[]));
+/** A type's limits as `job_types` held them from `at` on (ms, the database's clock). */
+interface StoredLimits {
+  at: number;
+  perKey: number | null;
+  global: number | null;
+  rate: { max: number; perMs: number; byKey: boolean } | null;
+}
+
+/** Every write of each type's limits, oldest first (`fuzz_limits`). */
+async function storedLimits(context: ExecutionContext): Promise<Map<string, StoredLimits[]>> {
+  const rows: Array<{
+    job_type: string;
+    at: number;
+    per_key: number | null;
+    global_limit: number | null;
+    rate_max: number | null;
+    rate_per_ms: number | null;
+    rate_by_key: boolean;
+  }> = await context.dataSource.query(
+    `SELECT job_type, extract(epoch FROM at) * 1000 AS at, per_key, global_limit, rate_max,
+            rate_per_ms, rate_by_key
+     FROM fuzz_limits ORDER BY seq`,
+  );
+  const history = new Map<string, StoredLimits[]>();
+  for (const row of rows) {
+    const list = history.get(row.job_type) ?? [];
+    list.push({
+      at: Number(row.at),
+      perKey: row.per_key,
+      global: row.global_limit,
+      rate:
+        row.rate_max === null
+          ? null
+          : { max: row.rate_max, perMs: row.rate_per_ms!, byKey: row.rate_by_key },
+    });
+    history.set(row.job_type, list);
+  }
+  return history;
+}
+
+/**
+ * The limits that may have applied between `from` and `to`: the one stored before `from` and
+ * every one stored until `to`. A write is seen by claims only once it commits, shortly after its
+ * time, so a second's slack is given on both sides.
+ */
+function limitsBetween(
+  history: StoredLimits[] | undefined,
+  from: number,
+  to: number,
+): StoredLimits[] {
+  if (!history) return [];
+  const before = history.filter((l) => l.at <= from - SLACK_MS);
+  return [
+    ...before.slice(-1),
+    ...history.filter((l) => l.at > from - SLACK_MS && l.at <= to + SLACK_MS),
+  ];
+}
+const SLACK_MS = 1_000;
+
+const maxOf = (values: Array<number | null>): number =>
+  values.length === 0 || values.some((v) => v === null)
+    ? Infinity
+    : Math.max(...(values as number[]));
 
 /** 1. No key or type runs more jobs than any limit in force since the oldest of them was claimed. */
 async function runsWithinLimits(context: ExecutionContext): Promise<void> {
@@ -84,16 +144,12 @@ async function runsWithinLimits(context: ExecutionContext): Promise<void> {
       FROM job_queue.jobs WHERE status IN ('claimed', 'running')
       GROUP BY GROUPING SETS ((job_type, concurrency_key), (job_type))`);
   model.checked('1 limits');
+  const history = await storedLimits(context);
   for (const row of rows) {
-    const periods: LimitOptions[] = model.limitsAt(
-      row.job_type,
-      Number(row.since),
-      Number(row.now),
-    );
-    if (periods.length === 0) continue;
+    const stored = limitsBetween(history.get(row.job_type), Number(row.since), Number(row.now));
     if (row.keyed) {
       if (row.key === null) continue;
-      const allowed = maxOf(periods.map((p) => p.concurrencyPerKey));
+      const allowed = maxOf(stored.map((l) => l.perKey));
       if (row.n > allowed && firstTime(context, `key ${row.ids}`)) {
         model.violate(
           '1 limits',
@@ -101,7 +157,7 @@ async function runsWithinLimits(context: ExecutionContext): Promise<void> {
         );
       }
     } else {
-      const allowed = maxOf(periods.map((p) => p.globalConcurrency));
+      const allowed = maxOf(stored.map((l) => l.global));
       if (row.n > allowed && firstTime(context, `type ${row.ids}`)) {
         model.violate(
           '1 limits',
@@ -123,22 +179,18 @@ async function claimsWithinRates(context: ExecutionContext): Promise<void> {
     ORDER BY claimed_at`);
   model.checked('1 rate windows');
   const windows = new Map<string, Array<{ at: number; id: string }>>();
-  const history = (type: string) => model.limitHistory.get(type) ?? [];
+  const history = await storedLimits(context);
   for (const claim of claims) {
     const at = Number(claim.at);
-    // The limits the database held at the claim: stored by a boot, and no deploy under way since.
-    const periods = history(claim.job_type);
-    let index = periods.length - 1;
-    while (index >= 0 && periods[index].storedAt > at) index--;
-    const period = periods[index];
-    const rate = period?.limits.rateLimit;
-    if (
-      !rate ||
-      at - period.storedAt < rate.perMs ||
-      (periods[index + 1]?.from ?? Infinity) <= at
-    ) {
-      continue;
-    }
+    // Only where one rate was stored throughout the window (a change makes it ambiguous).
+    const stored = history.get(claim.job_type) ?? [];
+    const index = stored.filter((l) => l.at <= at - SLACK_MS).length - 1;
+    const rate = stored[index]?.rate;
+    if (!rate) continue;
+    const changed = limitsBetween(stored, at - rate.perMs, at).some(
+      (l) => JSON.stringify(l.rate) !== JSON.stringify(rate),
+    );
+    if (changed) continue;
     const key = `${claim.job_type}/${rate.byKey ? (claim.key ?? '') : '*'}`;
     const window = windows.get(`${key}#${index}`) ?? [];
     while (window.length > 0 && window[0].at <= at - rate.perMs) window.shift();
@@ -339,12 +391,13 @@ export async function settle(context: ExecutionContext, deadlineMs: number): Pro
       stuck.length === unfinished &&
       [...next.values()].every((t) => now - t >= 3_000);
     if (unfinished === 0 || settledStuck || now >= deadline) {
+      const limits = await storedLimits(context);
       for (const row of reasonless) {
         const message = `job ${row.id} (${row.job_type}${row.key ? ` key ${row.key}` : ''}) is ${row.status} with nothing to wait for`;
-        const history = model.limitHistory.get(row.job_type) ?? [];
-        const changed =
-          history.length > 1 && history[history.length - 1].from <= Number(row.since) + 60_000;
-        if (row.status === 'waiting' && history.length > 1 && changed) {
+        // The type's per-key limits changed while it ran (a deploy, or an old node's start).
+        const stored = limits.get(row.job_type) ?? [];
+        const changed = new Set(stored.map((l) => `${l.perKey}/${l.rate?.byKey}`)).size > 1;
+        if (row.status === 'waiting' && changed) {
           known(context, '3 nothing waits forever', message, 'waiting-after-limit-change');
         } else model.violate('3 nothing waits forever', message);
       }

@@ -1,17 +1,8 @@
 /**
  * What the driver knows besides the database: the jobs and flows it made (so that operations can
- * name them), the limits each type had over time (a deploy changes them), the types it paused,
- * and every violation found. The database is the rest of the model: the invariants read it.
+ * name them), the types it paused, and every violation found. The database is the rest of the model: the invariants read it.
  */
-import type { LimitOptions, Operation } from './fuzz-types';
-
-export interface LimitPeriod {
-  /** From this time on the database's clock (the deploy's start: old and new limits overlap). */
-  from: number;
-  /** When the restarted worker had booted and stored them (the claims' limits from then on). */
-  storedAt: number;
-  limits: LimitOptions;
-}
+import type { Operation } from './fuzz-types';
 
 export interface Violation {
   /** The invariant's name (`invariants.ts`). */
@@ -27,7 +18,6 @@ export interface Violation {
 export class FuzzModel {
   readonly jobIds: string[] = [];
   readonly flowIds: string[] = [];
-  readonly limitHistory = new Map<string, LimitPeriod[]>();
   /** Type → when it was paused (ms, driver clock), while paused. */
   readonly paused = new Map<string, Promise<void>>();
   readonly violations: Violation[] = [];
@@ -40,16 +30,6 @@ export class FuzzModel {
       const text = String(id);
       if (!this.jobIds.includes(text)) this.jobIds.push(text);
     }
-  }
-
-  limitsAt(type: string, fromMs: number, toMs: number): LimitOptions[] {
-    const periods = this.limitHistory.get(type) ?? [];
-    return periods
-      .filter((period, i) => {
-        const end = periods[i + 1]?.from ?? Infinity;
-        return period.from <= toMs && end >= fromMs;
-      })
-      .map((period) => period.limits);
   }
 
   checked(invariant: string): void {
