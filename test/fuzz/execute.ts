@@ -141,6 +141,25 @@ function jobOptions(spec: JobSpec): EnqueueOptions {
   return opts;
 }
 
+/**
+ * Invariant 7 on a refused write: one statement (or one batch), so nothing of it may be left,
+ * neither a new job nor a debounced job's data replaced. Returns `error` for the log.
+ */
+async function wroteNothing(
+  context: ExecutionContext,
+  what: string,
+  error: string,
+): Promise<string> {
+  const [{ ids }] = await context.dataSource.query(
+    `SELECT string_agg(id::text, ',') AS ids FROM job_queue.jobs WHERE data->>'s' = $1`,
+    [String(context.model.step)],
+  );
+  if (ids) {
+    context.model.violate('7 typed errors', `${what} failed (${error}), yet left job(s) ${ids}`);
+  }
+  return error;
+}
+
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 export async function execute(context: ExecutionContext, operation: Operation): Promise<string> {
@@ -148,6 +167,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
   switch (operation.op) {
     case 'enqueue': {
       const { job } = operation;
+      job.script.s = model.step;
       const opts = jobOptions(job);
       if (job.dependsOn) {
         opts.dependsOn = [...new Set(await resolveRefs(context, job.dependsOn))];
@@ -161,14 +181,14 @@ export async function execute(context: ExecutionContext, operation: Operation): 
               .enqueue(job.type, job.script, opts)
               .then((created) => ({ job: created, outcome: '-' })),
       );
-      if (!result.ok) return result.error;
+      if (!result.ok) return wroteNothing(context, 'enqueue', result.error);
       model.addJobs([result.value.job.id]);
       return `job ${result.value.job.id} ${result.value.outcome}${opts.dependsOn ? ` after ${opts.dependsOn.join(',')}` : ''}`;
     }
     case 'enqueueMany': {
       const items: EnqueueManyItem[] = operation.jobs.map((spec) => ({
         type: spec.type,
-        data: spec.script,
+        data: { ...spec.script, s: model.step },
         ...jobOptions(spec),
       }));
       const result = await publicCall(context, 'enqueueMany', () =>
@@ -176,7 +196,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
           ? queue.enqueueManyWithOutcome(items)
           : queue.enqueueMany(items).then((jobs) => jobs.map((job) => ({ job, outcome: '-' }))),
       );
-      if (!result.ok) return result.error;
+      if (!result.ok) return wroteNothing(context, 'enqueueMany', result.error);
       model.addJobs(result.value.map((r) => r.job.id));
       return `jobs ${result.value.map((r) => `${r.job.id} ${r.outcome}`).join(', ')}`;
     }
@@ -186,7 +206,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
         return {
           name: `s${i}`,
           type: job.type,
-          data: job.script,
+          data: { ...job.script, s: model.step },
           ...opts,
           ...(after.length > 0
             ? { dependsOn: after.map((a) => `s${a}`), onDependencyFailure: job.onDependencyFailure }
@@ -194,7 +214,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
         };
       });
       const result = await publicCall(context, 'flow', () => queue.flow({ steps }));
-      if (!result.ok) return result.error;
+      if (!result.ok) return wroteNothing(context, 'flow', result.error);
       model.addJobs(result.value.jobs.map((job) => job.id));
       model.flowIds.push(result.value.flowId);
       return `flow ${result.value.flowId}: ${result.value.jobs.map((job) => job.id).join(',')}`;

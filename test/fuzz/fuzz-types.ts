@@ -16,6 +16,8 @@ export interface HandlerScript {
   ms: number;
   progress?: boolean;
   log?: boolean;
+  /** The step that enqueued it (set when the operation runs), to find what a call wrote. */
+  s?: number;
 }
 
 export interface FuzzWorkerConfig {

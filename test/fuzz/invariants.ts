@@ -309,13 +309,15 @@ async function pruneKeepsWhatItMust(context: ExecutionContext): Promise<void> {
       );
     }
   }
+  // What the prune was asked to delete: finished 5 s before its cutoff, so that a finish whose
+  // transaction began before the cutoff but committed after the prune's snapshot is not counted.
   const prune = context.lastPrune;
   if (!prune) return;
   context.lastPrune = undefined;
   const left: Array<{ ids: string | null; n: number }> = await dataSource.query(
     `SELECT string_agg(j.id::text, ',' ORDER BY j.id) AS ids, count(*)::int AS n FROM job_queue.jobs j
      WHERE j.status = ANY ($1::text[])
-       AND j.completed_at < to_timestamp($2::float8 / 1000) - ($3::float8 + 1000) * interval '1 millisecond'
+       AND j.completed_at < to_timestamp($2::float8 / 1000) - ($3::float8 + 5000) * interval '1 millisecond'
        AND NOT EXISTS (SELECT 1 FROM job_queue.job_dependencies e JOIN job_queue.jobs w ON w.id = e.job_id
                        WHERE e.dependency_id = j.id AND w.status NOT IN ${FINISHED})`,
     [prune.statuses ?? ['completed', 'failed', 'cancelled'], prune.startedDbMs, prune.olderThanMs],
