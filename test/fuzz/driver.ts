@@ -91,7 +91,13 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunReport> {
 
   let app: Awaited<ReturnType<typeof NestFactory.createApplicationContext>> | undefined;
   const firstFound: Record<string, number> = {};
+  let logged = 0;
   const noteFinds = () => {
+    for (const v of model.violations.slice(logged)) {
+      const what = v.knownDefect ? `known (${v.knownDefect})` : 'VIOLATION';
+      log(`seed ${options.seed}: ${what} at step ${v.step} [${v.invariant}]: ${v.message}`);
+    }
+    logged = model.violations.length;
     for (const v of model.violations) {
       const key = v.knownDefect ?? v.invariant;
       firstFound[key] ??= Math.round((Date.now() - started) / 100) / 10;
