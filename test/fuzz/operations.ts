@@ -57,7 +57,9 @@ export const LIMIT_CHOICES: LimitOptions[] = [
   { globalConcurrency: 2 },
   { globalConcurrency: 4 },
   { rateLimit: { max: 8, perMs: 1_000, byKey: true } },
+  { rateLimit: { max: 4, perMs: 1_000, byKey: true } },
   { rateLimit: { max: 10, perMs: 1_000 } },
+  { concurrencyPerKey: 1, rateLimit: { max: 8, perMs: 1_000, byKey: true } },
   { concurrencyPerKey: 2, rateLimit: { max: 8, perMs: 1_000, byKey: true } },
 ];
 
@@ -73,7 +75,7 @@ export const DEFAULT_WEIGHTS: Record<OperationKind, number> = {
   pause: 2,
   runSchedule: 2,
   cancelFlow: 2,
-  deploy: 5,
+  deploy: 6,
   kill: 2,
   terminateConnections: 2,
   stopStart: 2,
