@@ -196,6 +196,7 @@ CREATE INDEX jobs_unique_key_prefix_idx ON job_queue.jobs USING btree (unique_ke
 CREATE TRIGGER jobs_dead_lettered AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text) AND (new.attempts > 0))) EXECUTE FUNCTION job_queue.jobs_dead_letter();
 CREATE TRIGGER jobs_dependencies_kept BEFORE DELETE ON job_queue.jobs FOR EACH ROW WHEN ((old.has_dependants OR (old.on_dependency_failure IS NOT NULL))) EXECUTE FUNCTION job_queue.jobs_keep_dependencies();
 CREATE TRIGGER jobs_dependency_finished AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN ((new.has_dependants AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (old.status <> ALL (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))) EXECUTE FUNCTION job_queue.jobs_resolve_dependants();
+CREATE TRIGGER jobs_dependency_reopened AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN ((new.has_dependants AND (old.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND (new.status <> ALL (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))) EXECUTE FUNCTION job_queue.jobs_reopen_dependants();
 CREATE TRIGGER jobs_key_slot_released AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.concurrency_key IS NOT NULL) AND (((old.status = ANY (ARRAY['claimed'::text, 'running'::text])) AND (new.status <> ALL (ARRAY['claimed'::text, 'running'::text]))) OR ((old.status = 'scheduled'::text) AND ((old.attempts > 0) OR (old.started_at IS NOT NULL)) AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))))) EXECUTE FUNCTION job_queue.jobs_release_key_slot();
 CREATE TRIGGER jobs_notify_inserted AFTER INSERT ON job_queue.jobs FOR EACH STATEMENT EXECUTE FUNCTION job_queue.jobs_notify_inserted();
 
@@ -809,6 +810,29 @@ AS $function$
           PERFORM pg_catalog.pg_notify('job_queue_jobs_inserted', 'pending-again');
         END IF;
       END IF;
+      RETURN NULL;
+    END
+    $function$;
+-- privileges: default
+
+CREATE OR REPLACE FUNCTION job_queue.jobs_reopen_dependants()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+    BEGIN
+      WITH dependants AS (
+          SELECT w.id FROM "job_queue".job_dependencies e
+            JOIN "job_queue".jobs w ON w.id = e.job_id
+          WHERE e.dependency_id = NEW.id AND w.status = 'blocked'
+          ORDER BY w.id
+          FOR NO KEY UPDATE OF w)
+      UPDATE "job_queue".jobs AS w SET
+        unfinished_dependencies = w.unfinished_dependencies + 1,
+        updated_at = pg_catalog.now()
+      FROM dependants
+      WHERE w.id = dependants.id AND w.status = 'blocked';
       RETURN NULL;
     END
     $function$;

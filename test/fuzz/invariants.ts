@@ -14,8 +14,6 @@ const FINISHED = `('completed', 'failed', 'cancelled')`;
 
 /** Known defects: a name, and which violations are that defect. */
 export const KNOWN_DEFECTS: Record<string, string> = {
-  'dependency-counted-twice':
-    'issue 52 (1): a dependency that finished, was retried and finished again is counted again',
   'waiting-after-limit-change':
     'issue 52 (2): jobs left waiting, with no holder and no rate window, after a limits change',
   'shutdown-stop-unlogged':
@@ -213,14 +211,11 @@ async function claimsWithinRates(context: ExecutionContext): Promise<void> {
 async function dependenciesCountedOnce(context: ExecutionContext): Promise<void> {
   const { dataSource, model } = context;
   model.checked('2 dependencies');
-  const counts: Array<{ id: string; stored: number; actual: number; deps: string; reset: number }> =
+  const counts: Array<{ id: string; stored: number; actual: number; deps: string }> =
     await dataSource.query(`
     SELECT w.id::text, w.unfinished_dependencies AS stored,
            count(d.id) FILTER (WHERE d.status NOT IN ${FINISHED})::int AS actual,
-           string_agg(e.dependency_id::text || ':' || coalesce(d.status, 'deleted'), ', ' ORDER BY e.dependency_id) AS deps,
-           count(*) FILTER (WHERE EXISTS (
-             SELECT 1 FROM fuzz_transitions r
-             WHERE r.job_id = e.dependency_id AND r.old_status IN ${FINISHED} AND r.new_status NOT IN ${FINISHED}))::int AS reset
+           string_agg(e.dependency_id::text || ':' || coalesce(d.status, 'deleted'), ', ' ORDER BY e.dependency_id) AS deps
     FROM job_queue.jobs w
       JOIN job_queue.job_dependencies e ON e.job_id = w.id
       LEFT JOIN job_queue.jobs d ON d.id = e.dependency_id
@@ -228,10 +223,10 @@ async function dependenciesCountedOnce(context: ExecutionContext): Promise<void>
     GROUP BY w.id HAVING w.unfinished_dependencies <> count(d.id) FILTER (WHERE d.status NOT IN ${FINISHED})`);
   for (const row of counts) {
     if (!firstTime(context, `count ${row.id} ${row.stored}/${row.actual}`)) continue;
-    const message = `blocked job ${row.id} counts ${row.stored} unfinished dependencies, but ${row.actual} are unfinished (${row.deps})`;
-    if (row.stored < row.actual && row.reset > 0)
-      known(context, '2 dependencies', message, 'dependency-counted-twice');
-    else model.violate('2 dependencies', message);
+    model.violate(
+      '2 dependencies',
+      `blocked job ${row.id} counts ${row.stored} unfinished dependencies, but ${row.actual} are unfinished (${row.deps})`,
+    );
   }
   const cursor = cursorOf(context);
   const releases: Array<{
@@ -239,7 +234,6 @@ async function dependenciesCountedOnce(context: ExecutionContext): Promise<void>
     job_id: string;
     new_status: string;
     early: string | null;
-    reset: number;
     exits: number;
   }> = await dataSource.query(
     `
@@ -251,9 +245,7 @@ async function dependenciesCountedOnce(context: ExecutionContext): Promise<void>
                             WHERE b.job_id = e.dependency_id AND b.seq < w.seq ORDER BY b.seq DESC LIMIT 1), false) = false
               AND NOT EXISTS (SELECT 1 FROM fuzz_transitions f WHERE f.job_id = e.dependency_id
                               AND f.seq > w.seq AND (f.seq < t.seq OR f.xid = t.xid)
-                              AND f.new_status IN ${FINISHED})) AS early,
-           (SELECT count(*)::int FROM job_queue.job_dependencies e JOIN fuzz_transitions r ON r.job_id = e.dependency_id
-            WHERE e.job_id = t.job_id AND r.old_status IN ${FINISHED} AND r.new_status NOT IN ${FINISHED}) AS reset
+                              AND f.new_status IN ${FINISHED})) AS early
     FROM fuzz_transitions t
       CROSS JOIN LATERAL (SELECT min(i.seq) AS seq FROM fuzz_transitions i WHERE i.job_id = t.job_id) w
     WHERE t.seq > $1 AND t.old_status = 'blocked'
@@ -265,9 +257,10 @@ async function dependenciesCountedOnce(context: ExecutionContext): Promise<void>
     if (row.exits > 1)
       model.violate('2 dependencies', `job ${row.job_id} left blocked ${row.exits} times`);
     if (row.early && row.new_status !== 'failed' && row.new_status !== 'cancelled') {
-      const message = `job ${row.job_id} left blocked (to ${row.new_status}) before its dependencies ${row.early} finished`;
-      if (row.reset > 0) known(context, '2 dependencies', message, 'dependency-counted-twice');
-      else model.violate('2 dependencies', message);
+      model.violate(
+        '2 dependencies',
+        `job ${row.job_id} left blocked (to ${row.new_status}) before its dependencies ${row.early} finished`,
+      );
     }
   }
 }

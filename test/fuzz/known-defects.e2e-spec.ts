@@ -68,32 +68,29 @@ class HoldingHandlers {
 describe('known defects found by the randomized model test', () => {
   const file = useWorkerTestFile();
 
-  it.failing(
-    'dependency-counted-twice: a dependant stays blocked while another dependency is unfinished, after one was cancelled, retried and completed',
-    async () => {
-      const producer = await file.start({ queueOptions: { worker: false } });
-      const { queue } = producer;
-      // A can run (a worker handles its type); B cannot (no worker handles its type).
-      const a = await queue.enqueue(DEPENDENCY, {}, { delayMs: 3_600_000 });
-      const b = await queue.enqueue(OTHER_DEPENDENCY, {});
-      const w = await queue.enqueue(
-        DEPENDANT,
-        {},
-        { dependsOn: [a.id, b.id], onDependencyFailure: 'continue' },
-      );
-      await queue.cancel(a.id);
-      await queue.retry(a.id);
-      await file.start({
-        queueOptions: { worker: { jobTypes: [DEPENDENCY], pollIntervalMs: 20 } },
-        providers: [DependencyHandlers],
-      });
-      await waitFor(async () => (await queue.getJob(a.id)).status === JobStatus.Completed, {
-        description: `dependency ${a.id} to complete`,
-      });
-      expect((await queue.getJob(b.id)).status).toBe(JobStatus.Pending);
-      expect((await queue.getJob(w.id)).status).toBe(JobStatus.Blocked);
-    },
-  );
+  it('dependency-counted-twice (fixed): a dependant stays blocked while another dependency is unfinished, after one was cancelled, retried and completed', async () => {
+    const producer = await file.start({ queueOptions: { worker: false } });
+    const { queue } = producer;
+    // A can run (a worker handles its type); B cannot (no worker handles its type).
+    const a = await queue.enqueue(DEPENDENCY, {}, { delayMs: 3_600_000 });
+    const b = await queue.enqueue(OTHER_DEPENDENCY, {});
+    const w = await queue.enqueue(
+      DEPENDANT,
+      {},
+      { dependsOn: [a.id, b.id], onDependencyFailure: 'continue' },
+    );
+    await queue.cancel(a.id);
+    await queue.retry(a.id);
+    await file.start({
+      queueOptions: { worker: { jobTypes: [DEPENDENCY], pollIntervalMs: 20 } },
+      providers: [DependencyHandlers],
+    });
+    await waitFor(async () => (await queue.getJob(a.id)).status === JobStatus.Completed, {
+      description: `dependency ${a.id} to complete`,
+    });
+    expect((await queue.getJob(b.id)).status).toBe(JobStatus.Pending);
+    expect((await queue.getJob(w.id)).status).toBe(JobStatus.Blocked);
+  });
 
   it.failing(
     'waiting-after-limit-change: jobs waiting for a key’s slot run once a deploy removes the per-key limit and keeps a rate by key',

@@ -123,6 +123,10 @@ describe('migrations', () => {
       { proname: 'jobs_notify_inserted', proconfig: ['search_path=pg_catalog, pg_temp'] },
       { proname: 'jobs_release_key_slot', proconfig: ['search_path=pg_catalog, pg_temp'] },
       {
+        proname: 'jobs_reopen_dependants',
+        proconfig: ['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan'],
+      },
+      {
         proname: 'jobs_resolve_dependants',
         proconfig: ['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan'],
       },

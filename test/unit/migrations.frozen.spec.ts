@@ -84,6 +84,10 @@ const SHIPPED: Record<string, string> = {
     '3c870f5734eb885f8f7d27c7f5d4ad69ba7cd4e367f44e5a35686ffd56047f1e',
   'AddDeadLetters1795939200018 down':
     '409afeaf4c128458237af4bc65c981965a1d5b515367ef706106923522fc5dbc',
+  'CountEachDependencyOnce1795939200019 up':
+    'f0f429c8ccb3ee3e8bf4b7e938f7921cd3864544ce6202a712d4cd603f201273',
+  'CountEachDependencyOnce1795939200019 down':
+    'baa0db38d84a69d5230a3300b1d335cb692fcfeef341763e6ad146b184cbbc50',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

@@ -190,6 +190,16 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "a function body's literal: the insert channel's constant payload (queue-schema.ts)",
   'libs/job-queue/src/sql/functions/resolve-dependants.v1.ts FINISHED_STATUSES':
     'the finished statuses: a constant of the same file',
+  '* schema.reopenDependants':
+    "the reopen trigger's function in the queue's schema: checked and quoted",
+  'libs/job-queue/src/migrations/1795939200019-CountEachDependencyOnce.ts DEPENDENCY_REOPENED_WHEN':
+    "the trigger's WHEN clause (reopen-dependants.v1.ts): a constant",
+  'libs/job-queue/src/migrations/1795939200019-CountEachDependencyOnce.ts FINISHED_STATUSES':
+    'the finished statuses: a constant (resolve-dependants.v1.ts)',
+  "libs/job-queue/src/sql/functions/reopen-dependants.v1.ts blockedDependantsSql(schema, 'NEW.id')":
+    "the reopened job's blocked dependants (resolve-dependants.v1.ts): the checked schema and the trigger's own row",
+  'libs/job-queue/src/sql/functions/reopen-dependants.v1.ts FINISHED_STATUSES':
+    'the finished statuses: a constant (resolve-dependants.v1.ts)',
   '* schema.jobs':
     'the queue\'s table, `"<schema>".jobs`: a table name cannot be a parameter; the schema name ' +
     'is an identifier checked against SCHEMA_NAME_PATTERN at boot (option `schema`) and quoted',

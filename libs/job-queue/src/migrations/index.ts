@@ -20,6 +20,7 @@ import { addJobMetaFor } from './1795939200015-AddJobMeta';
 import { addJobListIndexesFor } from './1795939200016-AddJobListIndexes';
 import { addJobDependenciesFor } from './1795939200017-AddJobDependencies';
 import { addDeadLettersFor } from './1795939200018-AddDeadLetters';
+import { countEachDependencyOnceFor } from './1795939200019-CountEachDependencyOnce';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -70,6 +71,7 @@ export function jobQueueMigrationsFor(
     addJobListIndexesFor(schema),
     addJobDependenciesFor(schema),
     addDeadLettersFor(schema),
+    countEachDependencyOnceFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

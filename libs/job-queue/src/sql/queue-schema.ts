@@ -59,6 +59,8 @@ export class QueueSchema {
   readonly resolveDependants: string;
   /** The function of the trigger that keeps a dependency its dependants still need: `"job_queue".jobs_keep_dependencies`. */
   readonly keepDependencies: string;
+  /** The function of the trigger that makes blocked dependants wait for a retried dependency again: `"job_queue".jobs_reopen_dependants`. */
+  readonly reopenDependants: string;
   /**
    * The first key of the advisory locks that make claims of a limited type take turns (the
    * second is the type's hashtext), an int4 as decimal text; see `claimLockClass`.
@@ -97,6 +99,7 @@ export class QueueSchema {
     this.jobDependencies = `${this.quoted}.job_dependencies`;
     this.resolveDependants = `${this.quoted}.jobs_resolve_dependants`;
     this.keepDependencies = `${this.quoted}.jobs_keep_dependencies`;
+    this.reopenDependants = `${this.quoted}.jobs_reopen_dependants`;
     this.claimLockClass = claimLockClass(name);
     this.insertedChannel = `${name}_jobs_inserted`;
     this.cancelledChannel = `${name}_job_cancelled`;
