@@ -14,8 +14,6 @@ const FINISHED = `('completed', 'failed', 'cancelled')`;
 
 /** Known defects: a name, and which violations are that defect. */
 export const KNOWN_DEFECTS: Record<string, string> = {
-  'waiting-after-limit-change':
-    'issue 52 (2): jobs left waiting, with no holder and no rate window, after a limits change',
   'shutdown-stop-unlogged':
     'issue 53: a run stopped at shutdown after its handler started gives its attempt back and leaves no row in the job log',
   'held-attempt-spent':
@@ -386,15 +384,11 @@ export async function settle(context: ExecutionContext, deadlineMs: number): Pro
       stuck.length === unfinished &&
       [...next.values()].every((t) => now - t >= 3_000);
     if (unfinished === 0 || settledStuck || now >= deadline) {
-      const limits = await storedLimits(context);
       for (const row of reasonless) {
-        const message = `job ${row.id} (${row.job_type}${row.key ? ` key ${row.key}` : ''}) is ${row.status} with nothing to wait for`;
-        // The type's per-key limits changed while it ran (a deploy, or an old node's start).
-        const stored = limits.get(row.job_type) ?? [];
-        const changed = new Set(stored.map((l) => `${l.perKey}/${l.rate?.byKey}`)).size > 1;
-        if (row.status === 'waiting' && changed) {
-          known(context, '3 nothing waits forever', message, 'waiting-after-limit-change');
-        } else model.violate('3 nothing waits forever', message);
+        model.violate(
+          '3 nothing waits forever',
+          `job ${row.id} (${row.job_type}${row.key ? ` key ${row.key}` : ''}) is ${row.status} with nothing to wait for`,
+        );
       }
       if (unfinished > reasonless.length) {
         const rows: Array<{ ids: string; status: string }> = await dataSource.query(

@@ -92,41 +92,37 @@ describe('known defects found by the randomized model test', () => {
     expect((await queue.getJob(w.id)).status).toBe(JobStatus.Blocked);
   });
 
-  it.failing(
-    'waiting-after-limit-change: jobs waiting for a key’s slot run once a deploy removes the per-key limit and keeps a rate by key',
-    async () => {
-      const first = await file.start({
-        queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 }, shutdownTimeoutMs: 200 },
-        providers: [KeyLimitedHandlers],
-      });
-      const jobs = await first.queue.enqueueMany(
-        Array.from({ length: 5 }, (_, n) => ({ type: LIMITED, data: { n }, concurrencyKey: 'k' })),
-      );
-      const ids = jobs.map((job) => job.id);
-      const statuses = async (): Promise<string[]> =>
-        Promise.all(ids.map(async (id) => (await first.queue.getJob(id)).status));
-      await waitFor(
-        async () =>
-          (await statuses()).filter((status) => status === JobStatus.Waiting).length === 4,
-        { description: 'one job running and four waiting on key k' },
-      );
-      const observer = await file.start({ queueOptions: { worker: false } });
-      await first.close();
-      await file.start({
-        queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 } },
-        providers: [RateOnlyHandlers],
-      });
-      await waitFor(
-        async () => {
-          const now = await Promise.all(
-            ids.map(async (id) => (await observer.queue.getJob(id)).status),
-          );
-          return now.every((status) => FINISHED.includes(status));
-        },
-        { timeoutMs: 10_000, description: 'every job of key k to finish after the deploy' },
-      );
-    },
-  );
+  it('waiting-after-limit-change (fixed): jobs waiting for a key’s slot run once a deploy removes the per-key limit and keeps a rate by key', async () => {
+    const first = await file.start({
+      queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 }, shutdownTimeoutMs: 200 },
+      providers: [KeyLimitedHandlers],
+    });
+    const jobs = await first.queue.enqueueMany(
+      Array.from({ length: 5 }, (_, n) => ({ type: LIMITED, data: { n }, concurrencyKey: 'k' })),
+    );
+    const ids = jobs.map((job) => job.id);
+    const statuses = async (): Promise<string[]> =>
+      Promise.all(ids.map(async (id) => (await first.queue.getJob(id)).status));
+    await waitFor(
+      async () => (await statuses()).filter((status) => status === JobStatus.Waiting).length === 4,
+      { description: 'one job running and four waiting on key k' },
+    );
+    const observer = await file.start({ queueOptions: { worker: false } });
+    await first.close();
+    await file.start({
+      queueOptions: { worker: { concurrency: 5, pollIntervalMs: 20 } },
+      providers: [RateOnlyHandlers],
+    });
+    await waitFor(
+      async () => {
+        const now = await Promise.all(
+          ids.map(async (id) => (await observer.queue.getJob(id)).status),
+        );
+        return now.every((status) => FINISHED.includes(status));
+      },
+      { timeoutMs: 10_000, description: 'every job of key k to finish after the deploy' },
+    );
+  });
 
   it.failing(
     'held-attempt-spent: a job held by a worker and cancelled before its handler started spends no attempt',

@@ -84,10 +84,17 @@ describe('storeConcurrencyLimits', () => {
     ]);
   });
 
-  it('moves only the waiting jobs of types whose per-key limit it removes, and notifies', async () => {
-    await store({ removed: { concurrencyPerKey: 2 }, kept: { concurrencyPerKey: 2 }, lowered: {} });
+  it('moves the waiting jobs of every type whose per-key limits it changes, and notifies', async () => {
+    await store({
+      removed: { concurrencyPerKey: 2 },
+      raised: { concurrencyPerKey: 2 },
+      unchanged: { concurrencyPerKey: 2 },
+      rated: { concurrencyPerKey: 2, rateLimit: { max: 8, perMs: 1000, byKey: true } },
+    });
     const removed = [await waitingJob('removed'), await waitingJob('removed')];
-    const kept = await waitingJob('kept');
+    const raised = await waitingJob('raised');
+    const unchanged = await waitingJob('unchanged');
+    const rated = await waitingJob('rated');
     const listener = new Client({ connectionString: app.db.url });
     const heard: Notification[] = [];
     await listener.connect();
@@ -97,15 +104,18 @@ describe('storeConcurrencyLimits', () => {
 
       const changes = await store({
         removed: { globalConcurrency: 3 },
-        kept: { concurrencyPerKey: 3 },
-        lowered: {},
+        raised: { concurrencyPerKey: 3 },
+        unchanged: { concurrencyPerKey: 2 },
+        // The slots go, the rate by key stays: no slot will free up to release these.
+        rated: { rateLimit: { max: 8, perMs: 1000, byKey: true } },
       });
       expect(changes.map((c) => [c.jobType, c.releasedWaiting])).toEqual([
-        ['kept', 0],
+        ['raised', 1],
+        ['rated', 1],
         ['removed', 2],
       ]);
-      for (const id of removed) expect(await statusOf(id)).toBe('pending');
-      expect(await statusOf(kept)).toBe('waiting');
+      for (const id of [...removed, raised, rated]) expect(await statusOf(id)).toBe('pending');
+      expect(await statusOf(unchanged)).toBe('waiting');
       await waitFor(() => heard.length > 0, { description: 'the insert channel to be notified' });
       expect(heard.map((message) => message.payload)).toEqual([PENDING_AGAIN_PAYLOAD]);
     } finally {

@@ -14,7 +14,7 @@ export interface ConcurrencyLimitsChange {
   /** What `job_types` held before; `null`: no limits were ever stored for the type. */
   previous: ResolvedConcurrencyLimits | null;
   current: ResolvedConcurrencyLimits;
-  /** The type's `waiting` jobs moved back to `pending` (its per-key limits were removed). */
+  /** The type's `waiting` jobs moved back to `pending` (its per-key limits changed). */
   releasedWaiting: number;
 }
 
@@ -125,14 +125,17 @@ interface StoredLimitsRow {
  * limits. Returns the types whose row it wrote (their limits differed, or none were stored yet),
  * with what the row held before.
  *
- * A type that loses its last per-key limit (`concurrency_per_key`, or a rate limit `rate_by_key`)
- * has its `waiting` jobs moved back to `pending` in the same transaction: the trigger that moves
- * a key's waiting jobs back does nothing for a type without a per-key limit, and a claim releases
- * rate-blocked keys only of a limited type, so nothing else would. It first takes the claims'
- * lock of those types: a claim that read the old limit and is setting jobs aside commits before
- * the move, and the move's statement, with a snapshot taken after, sees its jobs; every later
- * claim reads the new limits. Only then, at a boot that removes the limit, does the store cost more than one
- * statement (and BEGIN, COMMIT).
+ * A type whose limits change, when the old ones set jobs aside (`concurrency_per_key`, or a rate
+ * limit `rate_by_key`), has its `waiting` jobs moved back to `pending` in the same transaction, and
+ * the next claims set aside again what the new limits hold back. A job set aside under the old
+ * limits waits for a release the new ones may never make: the slot trigger does nothing once
+ * `concurrency_per_key` is gone, and a claim releases only keys with a rate window, so a key's
+ * jobs waiting for a slot would stay `waiting` under a rate by key alone (issue 52). Any change
+ * releases them, not only a removal, so no pair of old and new limits is left to reason about.
+ * It first takes the claims' lock of those types: a claim that read the old limits and is setting
+ * jobs aside commits before the move, and the move's statement, with a snapshot taken after, sees
+ * its jobs; every later claim reads the new limits. Only then, at a boot that changes such a
+ * type's limits, does the store cost more than one statement (and BEGIN, COMMIT).
  */
 export async function storeConcurrencyLimits(
   dataSource: DataSource,
@@ -156,12 +159,11 @@ export async function storeConcurrencyLimits(
       ],
     );
     const changes = rows.map(toChange);
-    const unlimited = changes
+    const setAsideBefore = changes
       .filter((c) => c.previous && setsJobsAside(c.previous))
-      .filter((c) => !setsJobsAside(c.current))
       .map((c) => c.jobType);
-    if (unlimited.length > 0) {
-      const released = await releaseWaitingJobs(manager, schema, unlimited);
+    if (setAsideBefore.length > 0) {
+      const released = await releaseWaitingJobs(manager, schema, setAsideBefore);
       for (const change of changes) change.releasedWaiting = released.get(change.jobType) ?? 0;
     }
     return changes;
