@@ -950,3 +950,90 @@ AS $function$
     END
     $function$;
 -- privileges: <owner>: EXECUTE
+
+CREATE OR REPLACE FUNCTION job_queue.prune_jobs(p_lock_key bigint, p_completed_ms double precision, p_failed_ms double precision, p_cancelled_ms double precision, p_older_than_ms double precision, p_statuses text[], p_types text[], p_limit integer, p_now timestamp with time zone, p_after_type text, p_after_status text, p_after_us bigint, p_after_id bigint)
+ RETURNS TABLE(held boolean, deleted integer, kept integer, read integer, last_type text, last_status text, last_us bigint, last_id bigint)
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET jit TO 'off'
+ SET enable_hashjoin TO 'off'
+ SET enable_mergejoin TO 'off'
+ SET enable_bitmapscan TO 'off'
+AS $function$
+    BEGIN
+      RETURN QUERY 
+  WITH RECURSIVE lock AS (
+    SELECT CASE WHEN $1::bigint IS NULL THEN true
+                ELSE pg_catalog.pg_try_advisory_xact_lock($1::bigint) END AS got
+  ), types AS (
+    (SELECT j.job_type FROM "job_queue".jobs j
+     WHERE j.status IN ('completed', 'failed', 'cancelled') AND (SELECT lock.got FROM lock) AND j.job_type >= COALESCE($10::text, '')
+     ORDER BY j.job_type LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.job_type FROM "job_queue".jobs j
+            WHERE j.status IN ('completed', 'failed', 'cancelled')
+              AND j.job_type > types.job_type
+            ORDER BY j.job_type LIMIT 1)
+    FROM types WHERE types.job_type IS NOT NULL
+  ), rules AS (
+    SELECT types.job_type, s.status,
+           CASE WHEN $5::float8 IS NOT NULL THEN $5::float8
+                WHEN t.retention_updated_at IS NULL THEN s.default_ms
+                WHEN s.status = 'completed' THEN t.completed_retention_ms::float8
+                WHEN s.status = 'failed' THEN t.failed_retention_ms::float8
+                ELSE t.cancelled_retention_ms::float8 END AS keep_ms,
+           COALESCE(types.job_type = $10::text AND s.status = $11::text, false) AS at_cursor,
+           CASE WHEN types.job_type = $10::text AND s.status = $11::text
+                THEN 'epoch'::timestamptz + $12::bigint * interval '1 microsecond'
+                ELSE '-infinity'::timestamptz END AS after_at
+    FROM types
+      CROSS JOIN (VALUES ('cancelled'::text, $4::float8), ('completed'::text, $2::float8),
+                         ('failed'::text, $3::float8)) AS s(status, default_ms)
+      LEFT JOIN "job_queue".job_types t ON t.job_type = types.job_type
+    WHERE types.job_type IS NOT NULL
+      AND ($6::text[] IS NULL OR s.status = ANY ($6::text[]))
+      AND ($7::text[] IS NULL OR types.job_type = ANY ($7::text[]))
+      AND ($10::text IS NULL OR (types.job_type, s.status) >= ($10::text, $11::text))
+    ORDER BY types.job_type, s.status
+  ), page AS (
+    SELECT rules.job_type, rules.status, old.id, old.completed_at, old.kept
+    FROM rules CROSS JOIN LATERAL (
+      SELECT j.id, j.completed_at,
+             j.has_dependants AND EXISTS (
+               SELECT 1 FROM "job_queue".job_dependencies e
+                 JOIN "job_queue".jobs w ON w.id = e.job_id
+               WHERE e.dependency_id = j.id AND w.status NOT IN ('completed', 'failed', 'cancelled')) AS kept
+      FROM "job_queue".jobs j
+      WHERE j.status IN ('completed', 'failed', 'cancelled')
+        AND j.job_type = rules.job_type AND j.status = rules.status
+        AND j.completed_at < COALESCE($9::timestamptz, pg_catalog.now()) - rules.keep_ms * interval '1 millisecond'
+        AND j.completed_at >= rules.after_at
+        AND (NOT rules.at_cursor OR (j.completed_at, j.id) > (rules.after_at, $13::bigint))
+      ORDER BY j.completed_at, j.id
+      LIMIT $8::integer
+      FOR UPDATE OF j SKIP LOCKED
+    ) AS old
+    WHERE rules.keep_ms IS NOT NULL
+    LIMIT $8::integer
+  ), gone AS (
+    DELETE FROM "job_queue".jobs AS j USING page
+    WHERE j.id = page.id AND NOT page.kept AND j.status IN ('completed', 'failed', 'cancelled')
+    RETURNING j.id
+  )
+  SELECT (SELECT lock.got FROM lock) AS held,
+         (SELECT pg_catalog.count(*)::integer FROM gone) AS deleted,
+         pg_catalog.count(*) FILTER (WHERE page.kept)::integer AS kept,
+         pg_catalog.count(*)::integer AS read,
+         (pg_catalog.array_agg(page.job_type ORDER BY page.job_type DESC, page.status DESC,
+            page.completed_at DESC, page.id DESC))[1] AS last_type,
+         (pg_catalog.array_agg(page.status ORDER BY page.job_type DESC, page.status DESC,
+            page.completed_at DESC, page.id DESC))[1] AS last_status,
+         (EXTRACT(epoch FROM (pg_catalog.array_agg(page.completed_at ORDER BY
+            page.job_type DESC, page.status DESC, page.completed_at DESC, page.id DESC))[1])
+           * 1000000)::bigint AS last_us,
+         (pg_catalog.array_agg(page.id ORDER BY page.job_type DESC, page.status DESC,
+            page.completed_at DESC, page.id DESC))[1] AS last_id
+  FROM page;
+    END
+    $function$;
+-- privileges: <owner>: EXECUTE

@@ -473,7 +473,7 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       const pending = await jobIn('mail', 'pending');
       expect((await run('prune', '--older-than', '0s')).code).toBe(2);
       const pruned = await runJson('prune', '--older-than', '0s', '--status', 'completed', '--yes');
-      expect(parsed(pruned)).toEqual({ pruned: 1 });
+      expect(parsed(pruned)).toEqual({ pruned: 1, kept: { dependants: 0 } });
       const { rows } = await sql.query<{ id: string }>(
         `SELECT id::text FROM job_queue.jobs ORDER BY id`,
       );
@@ -486,6 +486,18 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       const future = await local('prune', '--older-than', '2999-01-01', '--yes');
       expect(future.code).toBe(2);
       expect(future.stderr).toContain('--older-than: 2999-01-01 is in the future');
+
+      // The failed job is kept while the blocked job depends on it, and the report says so.
+      const waiting = await blockedJob('merge');
+      await sql.query(
+        `INSERT INTO job_queue.job_dependencies (job_id, dependency_id) VALUES ($1, $2)`,
+        [waiting, failed],
+      );
+      await sql.query(`UPDATE job_queue.jobs SET has_dependants = true WHERE id = $1`, [failed]);
+      expect(await run('prune', '--older-than', '0s', '--yes')).toMatchObject({
+        code: 0,
+        stdout: '0 finished job(s) deleted; 1 kept: unfinished jobs depend on them\n',
+      });
     });
 
     it('pause, resume and stats', async () => {

@@ -28,7 +28,7 @@ const RUNTIME_GRANTS = (role: string): string[] => [
      boolean, integer[], integer[], integer[], integer[], float8[], text[], integer[],
      timestamptz[], bigint[]) TO ${role}`,
   `GRANT EXECUTE ON FUNCTION job_queue.prune_jobs(bigint, float8, float8, float8, float8, text[],
-     text[], integer, timestamptz) TO ${role}`,
+     text[], integer, timestamptz, text, text, bigint, bigint) TO ${role}`,
 ];
 
 // The split a careful deployment uses: an owner role (here the database's owner, as an app's

@@ -130,6 +130,11 @@ describe('migrations', () => {
         proname: 'jobs_resolve_dependants',
         proconfig: ['search_path=pg_catalog, pg_temp', 'plan_cache_mode=force_custom_plan'],
       },
+      // Two signatures: the previous release's pruners call the second, this one the third.
+      {
+        proname: 'prune_jobs',
+        proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),
+      },
       {
         proname: 'prune_jobs',
         proconfig: expect.arrayContaining(['search_path=pg_catalog, pg_temp']),

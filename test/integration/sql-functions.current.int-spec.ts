@@ -5,6 +5,7 @@ import {
   currentLimitedClaimQuery,
   currentPruneJobsQuery,
 } from '../../libs/job-queue/src/sql/functions/current-functions';
+import { PRUNE_JOBS_V3_ARGUMENTS } from '../../libs/job-queue/src/sql/functions/prune-jobs.v3';
 import { queueSchema } from '../../libs/job-queue/src/sql/queue-schema';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { queueFunction } from '../support/migrations';
@@ -38,7 +39,7 @@ describe('current SQL functions', () => {
   });
 
   it('prune_jobs runs currentPruneJobsQuery', async () => {
-    const { body } = await queueFunction(dataSource, 'prune_jobs');
+    const { body } = await queueFunction(dataSource, 'prune_jobs', PRUNE_JOBS_V3_ARGUMENTS);
     expect(body).toEqual(runs(currentPruneJobsQuery(schema)));
   });
 });

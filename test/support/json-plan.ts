@@ -44,7 +44,8 @@ export async function functionSettings(
   qualifiedName: string,
 ): Promise<Record<string, string>> {
   const { rows } = await client.query<{ setting: string }>(
-    `SELECT unnest(proconfig) AS setting FROM pg_proc WHERE oid = $1::regproc`,
+    `SELECT unnest(proconfig) AS setting FROM pg_proc
+     WHERE oid = CASE WHEN strpos($1, '(') > 0 THEN $1::regprocedure ELSE $1::regproc END`,
     [qualifiedName],
   );
   return Object.fromEntries(

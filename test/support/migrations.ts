@@ -37,15 +37,24 @@ export interface QueueFunction {
   owner: string;
 }
 
-export async function queueFunction(dataSource: DataSource, name: string): Promise<QueueFunction> {
-  const [row] = await dataSource.query(
+/** `argumentTypes` picks one signature of a function that has several (`prune_jobs`). */
+export async function queueFunction(
+  dataSource: DataSource,
+  name: string,
+  argumentTypes?: string,
+): Promise<QueueFunction> {
+  const rows = await dataSource.query(
     `SELECT p.prosrc AS body, p.proconfig AS settings, p.proacl::text AS acl,
             pg_catalog.pg_get_userbyid(p.proowner) AS owner
      FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-     WHERE n.nspname = 'job_queue' AND p.proname = $1`,
-    [name],
+     WHERE n.nspname = 'job_queue' AND p.proname = $1
+       AND ($2::text IS NULL OR p.oid = ('job_queue.' || $1 || '(' || $2 || ')')::regprocedure)`,
+    [name, argumentTypes ?? null],
   );
-  return row as QueueFunction;
+  if (rows.length !== 1) {
+    throw new Error(`${rows.length} functions job_queue.${name}: name the argument types`);
+  }
+  return rows[0] as QueueFunction;
 }
 
 /**

@@ -88,6 +88,10 @@ const SHIPPED: Record<string, string> = {
     'f0f429c8ccb3ee3e8bf4b7e938f7921cd3864544ce6202a712d4cd603f201273',
   'CountEachDependencyOnce1795939200019 down':
     'baa0db38d84a69d5230a3300b1d335cb692fcfeef341763e6ad146b184cbbc50',
+  'PrunePastKeptJobs1795939200020 up':
+    'fc42e9a438bbcbe83ca366d632059a606469773ed40fe92910edce309496e7e5',
+  'PrunePastKeptJobs1795939200020 down':
+    '901b2e4866bd59f717680c49137cb8316f7e307fae4195abf22324527aa2267d',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

@@ -190,6 +190,16 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     "a function body's literal: the insert channel's constant payload (queue-schema.ts)",
   'libs/job-queue/src/sql/functions/resolve-dependants.v1.ts FINISHED_STATUSES':
     'the finished statuses: a constant of the same file',
+  "libs/job-queue/src/sql/functions/prune-jobs.v3.ts jobTypesSkipScanCte(schema, FINISHED_STATUS, ` AND (SELECT lock.got FROM lock) AND j.job_type >= COALESCE($10::text, '')`)":
+    "the finished types' skip scan from the cursor's type on, gated on the prune lock (job-types-skip-scan.sql.ts): the checked schema, constants and a placeholder",
+  'libs/job-queue/src/sql/functions/prune-jobs.v3.ts FINISHED_STATUSES':
+    'the finished statuses: a constant (resolve-dependants.v1.ts)',
+  "libs/job-queue/src/sql/functions/prune-jobs.v3.ts queueNowSql('$9')":
+    "the queue's clock from the bind parameter $9 (queue-now.sql.ts)",
+  'libs/job-queue/src/sql/functions/prune-jobs.v3.ts pruneJobsQueryV3(schema)':
+    'DDL cannot take parameters; the body is the statement of the same file, from the checked schema and constants',
+  'libs/job-queue/src/migrations/1795939200020-PrunePastKeptJobs.ts signature(schema, PRUNE_JOBS_V3_ARGUMENTS)':
+    "the function's signature, as DROP names it: the checked schema and fixed argument types",
   '* schema.reopenDependants':
     "the reopen trigger's function in the queue's schema: checked and quoted",
   'libs/job-queue/src/migrations/1795939200019-CountEachDependencyOnce.ts DEPENDENCY_REOPENED_WHEN':

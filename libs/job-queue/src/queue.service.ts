@@ -44,7 +44,7 @@ import { upsertSchedule } from './cron/sql/upsert-schedule.query';
 import { deleteSchedule } from './cron/sql/delete-schedules.query';
 import { listSchedules } from './cron/sql/list-schedules.query';
 import { toJobSchedule } from './cron/sql/schedule-columns';
-import { PruneOptions } from './interfaces/prune-options.interface';
+import { PruneOptions, PruneReport } from './interfaces/prune-options.interface';
 import { checkPruneOptions } from './validation/prune-options.checks';
 import { pruneInBatches } from './maintenance/prune-in-batches';
 import { StatsOptions } from './interfaces/stats-options.interface';
@@ -607,21 +607,30 @@ export class QueueService {
   }
 
   /**
-   * Deletes finished jobs now, for an operator's one-off clean-up, and returns how many. Without
-   * `olderThanMs`, each type's retention applies as the pruner applies it (a type kept forever
-   * stays); with it, every finished job older than that goes. Batched like the pruner (at most
-   * 1,000 rows per statement, each its own transaction, each bounded by `databaseTimeoutMs`);
-   * it does not wait for the pruner's lock (`SKIP LOCKED` keeps the two apart). Never deletes an
-   * unfinished job.
+   * Deletes finished jobs now, for an operator's one-off clean-up, and returns how many (with
+   * `report: true`, a `PruneReport`: also what it kept, and why). Without `olderThanMs`, each
+   * type's retention applies as the pruner applies it (a type kept forever stays); with it, every
+   * finished job older than that goes. Paged like the pruner (at most 1,000 rows per statement,
+   * each its own transaction, each bounded by `databaseTimeoutMs`, each after the last, past the
+   * jobs kept for their unfinished dependants); it does not wait for the pruner's lock
+   * (`SKIP LOCKED` keeps the two apart). Never deletes an unfinished job.
    */
-  async prune(opts: PruneOptions = {}): Promise<number> {
-    const checked = checkPruneOptions(opts);
-    return pruneInBatches(
+  async prune(opts?: PruneOptions & { report?: false }): Promise<number>;
+  /** `prune()` with `report: true`: what it deleted, and what it kept and why. */
+  async prune(opts: PruneOptions & { report: true }): Promise<PruneReport>;
+  /** `prune()` with `report` known only at run time: the number, or the report. */
+  async prune(opts?: PruneOptions): Promise<number | PruneReport>;
+  async prune(opts: PruneOptions = {}): Promise<number | PruneReport> {
+    const { report, ...checked } = checkPruneOptions(opts);
+    const totals = await pruneInBatches(
       this.db(),
       this.options.schema,
       { defaults: this.options.retention, ...checked },
       { lockKey: null, deadline: null },
     );
+    return report
+      ? { deleted: totals.deleted, kept: { dependants: totals.keptForDependants } }
+      : totals.deleted;
   }
 
   /**

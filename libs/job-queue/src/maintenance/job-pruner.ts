@@ -67,12 +67,13 @@ export class JobPruner extends MaintenanceTask {
   /**
    * One pass: deletes finished jobs past their retention at the queue's time `now` (null: the
    * database's), through `db` (the testing kit passes its clock's time and a test's
-   * transaction), a batch per statement, until a batch comes back short, another node holds the
-   * lock or `PRUNE_PASS_MAX_MS` has passed; returns how many it deleted.
+   * transaction), a page per statement, each after the last (past the jobs it keeps for their
+   * dependants), until a page reads less than a batch, another node holds the lock or
+   * `PRUNE_PASS_MAX_MS` has passed; returns how many it deleted.
    */
   async pruneOnce(now: Date | null = null, db: Queryable = this.dataSource): Promise<number> {
     if (!this.retentionStored) await this.storeRetention();
-    const deleted = await pruneInBatches(
+    const { deleted } = await pruneInBatches(
       db,
       this.options.schema,
       { defaults: this.options.retention, olderThanMs: null, statuses: null, types: null },

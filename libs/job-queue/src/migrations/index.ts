@@ -21,6 +21,7 @@ import { addJobListIndexesFor } from './1795939200016-AddJobListIndexes';
 import { addJobDependenciesFor } from './1795939200017-AddJobDependencies';
 import { addDeadLettersFor } from './1795939200018-AddDeadLetters';
 import { countEachDependencyOnceFor } from './1795939200019-CountEachDependencyOnce';
+import { prunePastKeptJobsFor } from './1795939200020-PrunePastKeptJobs';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -72,6 +73,7 @@ export function jobQueueMigrationsFor(
     addJobDependenciesFor(schema),
     addDeadLettersFor(schema),
     countEachDependencyOnceFor(schema),
+    prunePastKeptJobsFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

@@ -5,13 +5,14 @@ import { Validator } from './validator';
 import { checkJobType } from './job-input.checks';
 import { FINISHED_JOB_STATUSES, isFinishedStatus } from '../entities/job-status.enum';
 
-const PRUNE_OPTION_KEYS = ['olderThanMs', 'statuses', 'types'];
+const PRUNE_OPTION_KEYS = ['olderThanMs', 'statuses', 'types', 'report'];
 const pruneInput: Validator = inputValidator('prune');
 
 export interface CheckedPruneOptions {
   olderThanMs: number | null;
   statuses: string[] | null;
   types: string[] | null;
+  report: boolean;
 }
 
 /**
@@ -20,7 +21,7 @@ export interface CheckedPruneOptions {
  */
 export function checkPruneOptions(opts: unknown): CheckedPruneOptions {
   pruneInput.knownKeys(pruneInput.plainObject('options', opts), PRUNE_OPTION_KEYS);
-  const { olderThanMs, statuses, types } = opts as PruneOptions;
+  const { olderThanMs, statuses, types, report } = opts as PruneOptions;
   return {
     olderThanMs:
       olderThanMs === undefined
@@ -45,5 +46,6 @@ export function checkPruneOptions(opts: unknown): CheckedPruneOptions {
         : pruneInput
             .nonEmptyArray('types', types)
             .map((type, i) => checkJobType(`types[${i}]`, type)),
+    report: report === undefined ? false : pruneInput.boolean('report', report),
   };
 }

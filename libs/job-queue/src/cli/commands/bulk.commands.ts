@@ -83,8 +83,12 @@ export const pruneCommand: Command = {
         `Delete finished jobs (${which.join('; ')})`,
         usageOf(pruneCommand),
       );
-      return withProgress(io, out.json, 'pruning', queue.prune(prune));
+      return withProgress(io, out.json, 'pruning', queue.prune({ ...prune, report: true }));
     });
-    out.result({ pruned }, () => [`${pruned} finished job(s) deleted`]);
+    const kept = pruned.kept.dependants;
+    out.result({ pruned: pruned.deleted, kept: pruned.kept }, () => [
+      `${pruned.deleted} finished job(s) deleted` +
+        (kept > 0 ? `; ${kept} kept: unfinished jobs depend on them` : ''),
+    ]);
   },
 };

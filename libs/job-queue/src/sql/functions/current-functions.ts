@@ -3,7 +3,7 @@ import { queueSchema } from '../queue-schema';
 import { claimJobBatchQueryV2 } from './claim-job-batch.v2';
 import { claimJobBatchQueryV3 } from './claim-job-batch.v3';
 import { claimJobBatchQueryV5 } from './claim-job-batch.v5';
-import { pruneJobsQueryV2 } from './prune-jobs.v2';
+import { pruneJobsQueryV3 } from './prune-jobs.v3';
 
 /*
  * The version of each function's statement that the migrations leave installed, for a reader and
@@ -16,9 +16,11 @@ import { pruneJobsQueryV2 } from './prune-jobs.v2';
  *   limit (AddRateLimits, 1795939200012, after `releaseRateBlockedKeys`); else `claimJobBatchQueryV3` when the call passes
  *   cursors, `claimJobBatchQueryV2` when it passes none (ResumeClaimsAtCursors, 1795939200009),
  *   inside the second signature's V4 body in claim-job-batch.function.ts.
- * - prune_jobs: `pruneJobsQueryV2` (PruneAtQueueTime, 1795939200014, the signature with
- *   `p_now`), with the settings `pruneJobsQueryV1`'s had: JIT off (AddJobRetention,
- *   1795939200003) and the join settings of PinPrunePlan (1795939200007).
+ * - prune_jobs: `pruneJobsQueryV3` (PrunePastKeptJobs, 1795939200020, the signature with a
+ *   cursor), with the settings `pruneJobsQueryV1`'s had: JIT off (AddJobRetention,
+ *   1795939200003) and the join settings of PinPrunePlan (1795939200007). The signature with
+ *   `p_now` (`pruneJobsQueryV2`, PruneAtQueueTime, 1795939200014) stays for the previous
+ *   release's pruners.
  * - jobs_notify_inserted: `createJobsNotifyInsertedV1` (CreateJobsTable, 1795939200000).
  */
 
@@ -32,7 +34,7 @@ export const currentLimitedClaimQuery = claimJobBatchQueryV5;
 export const currentClaimFromHeadsQuery = claimJobBatchQueryV2;
 
 /** The statement `prune_jobs` runs now. */
-export const currentPruneJobsQuery = pruneJobsQueryV2;
+export const currentPruneJobsQuery = pruneJobsQueryV3;
 
 /** `currentClaimJobBatchQuery` in the default schema, as the plan tests EXPLAIN it. */
 export const CURRENT_CLAIM_JOB_BATCH_QUERY = currentClaimJobBatchQuery(queueSchema(DEFAULT_SCHEMA));
