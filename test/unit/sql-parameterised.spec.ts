@@ -75,7 +75,19 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   'libs/job-queue/src/sql/functions/prune-jobs.v2.ts pruneJobsQueryV2(schema)':
     "DDL cannot take parameters; the function's body, from the checked schema and constants",
   'libs/job-queue/src/sql/insert-jobs.query.ts uniqueKey':
-    "the stored key's expression: an input column, or storedUniqueKeySql of input columns",
+    "the stored key's expression: an input column, or the keyed insert's lateral column",
+  "libs/job-queue/src/sql/insert-jobs.query.ts insertedColumns('t.unique_key')":
+    'the columns an insert writes, with the input column as the key: constants of the same file',
+  "libs/job-queue/src/sql/insert-jobs.query.ts insertedColumns('k.stored_key')":
+    'the columns an insert writes, with the stored key: constants of the same file',
+  'libs/job-queue/src/sql/insert-jobs.query.ts INPUT_ROWS':
+    "the input rows' columns from the bind parameter $1: a constant of the same file",
+  'libs/job-queue/src/sql/insert-jobs.query.ts DUE':
+    "each row's due time from its columns and the queue's clock: a constant of the same file",
+  'libs/job-queue/src/sql/insert-jobs.query.ts INSERTED_IDS':
+    'what the insert returns: a constant of the same file',
+  "libs/job-queue/src/sql/insert-jobs.query.ts storedUniqueKeySql('t.unique_key', 't.window_ms', '$3')":
+    "a stored key from input columns at the queue's clock (unique-keys.sql.ts): column names, a placeholder",
   'libs/job-queue/src/migrations/1795939200013-AddUniquenessPolicies.ts maxLength':
     'DDL cannot take parameters; a numeric constant of the same file',
   '* schema.jobRateStarts':
@@ -243,8 +255,6 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
   'libs/job-queue/src/sql/release-jobs.query.ts NOTIFY_RELEASED':
     'a constant tail (the notification, the result) shared by the two hand-back statements; ' +
     'the channel and payload are parameters',
-  'libs/job-queue/src/sql/insert-jobs.query.ts onConflict':
-    'the conflict clause or nothing, both constants of the same file; values are parameters',
   'libs/job-queue/src/migrations/1795939200000-CreateJobsTable.ts CREATED_SCHEMA_COMMENT':
     'COMMENT ON takes a literal, not a parameter; the marker is a constant of the same file',
   'libs/job-queue/src/sql/functions/claim-job-batch.function.ts definition':

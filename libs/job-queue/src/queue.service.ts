@@ -671,7 +671,9 @@ export class QueueService {
 
   /** Where a call's statements go: `manager`, else the data source (see `queueDatabase`). */
   private db(manager?: Queryable): Queryable {
-    return queueDatabase(manager ?? this.dataSource, this.options.databaseTimeoutMs);
+    return queueDatabase(manager ?? this.dataSource, this.options.databaseTimeoutMs, {
+      retryLostRaces: manager === undefined,
+    });
   }
 
   /** Why a write that targets one job matched no row: no such job, or not in a state for it. */

@@ -39,7 +39,13 @@ export async function enqueueRows(
     if (round === MAX_UNIQUE_KEY_ROUNDS) {
       throw new Error(`Could not enqueue after ${round} rounds of unique key conflicts`);
     }
-    const debounced = pending.filter((index) => rows[index].debounceMs !== null);
+    // Holders are updated in key order, whatever the caller's: two batches that name the same
+    // keys wait for each other in turn instead of in a cycle (a deadlock). The insert takes its
+    // keys in that order too (see insertJobs).
+    const debounced = inKeyOrder(
+      pending.filter((index) => rows[index].debounceMs !== null),
+      rows,
+    );
     if (debounced.length > 0) {
       const replaced = await replaceDebouncedJobs(
         db,
@@ -89,6 +95,23 @@ export async function enqueueRows(
     for (const index of later) settle(index, job, outcome === 'skipped' ? 'skipped' : 'replaced');
   }
   return results as EnqueueResult[];
+}
+
+/**
+ * `indices` sorted by their rows' unique keys and windows (a stable sort). The order only has to
+ * be the same in every process: the holder rows the replace locks are taken in its input's order.
+ */
+function inKeyOrder(indices: readonly number[], rows: readonly JobInsertRow[]): number[] {
+  const key = (index: number): [string, number] => [
+    rows[index].uniqueKey ?? '',
+    rows[index].uniqueWindowMs ?? -1,
+  ];
+  return [...indices].sort((a, b) => {
+    const [keyA, windowA] = key(a);
+    const [keyB, windowB] = key(b);
+    if (keyA !== keyB) return keyA < keyB ? -1 : 1;
+    return windowA - windowB;
+  });
 }
 
 function replaceable(holder: JobRow, row: JobInsertRow): boolean {

@@ -31,53 +31,78 @@ export interface JobInsertRow {
 /** The queue's clock, `$3`: null (the statement's now()) unless the testing kit moved it. */
 const QUEUE_NOW = queueNowSql('$3');
 
-/**
- * The INSERT, with how it stores a row's key (`uniqueKey`) and its conflict clause (when a row
- * has a key), and what comes back.
- */
-const insertJobsSql = (schema: QueueSchema, uniqueKey: string, onConflict: string): string => `
-  WITH inserted AS (
-    INSERT INTO ${schema.jobs}
-      (job_type, data, priority, run_at, status, max_attempts, unique_key, unique_states,
-       concurrency_key, meta, created_at, updated_at)
-    SELECT t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
-           due.run_at,
-           CASE WHEN due.run_at > ${QUEUE_NOW} THEN 'scheduled' ELSE 'pending' END,
-           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key, t.meta,
-           ${QUEUE_NOW}, ${QUEUE_NOW}
-    FROM ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
+/** The input rows' columns, as `jsonb_to_recordset` reads them. */
+const INPUT_ROWS = `ROWS FROM (pg_catalog.jsonb_to_recordset($1::jsonb) AS (
            type text, data jsonb, priority integer, run_at timestamptz, delay_ms float8,
            max_attempts integer, unique_key text, unique_states smallint, window_ms bigint,
-           concurrency_key text, meta jsonb)) WITH ORDINALITY AS t
-      CROSS JOIN LATERAL (
-        SELECT COALESCE(t.run_at, ${QUEUE_NOW}
-                                  + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
-          AS run_at) AS due
-    ORDER BY t.ordinality
-    ${onConflict}
-    RETURNING id, unique_key
-  )
+           concurrency_key text, meta jsonb)) WITH ORDINALITY AS t`;
+
+/** What comes back: the ids inserted and their stored keys, ascending, and the queue's now. */
+const INSERTED_IDS = `
   SELECT COALESCE(pg_catalog.array_agg(id ORDER BY id), '{}')::text AS ids,
          CASE WHEN pg_catalog.bool_or(unique_key IS NOT NULL)
               THEN pg_catalog.array_agg(unique_key ORDER BY id) END AS keys,
          ${QUEUE_NOW}::text AS now
   FROM inserted`;
 
-/**
- * The predicate is the unique index's (`jobs_unique_key_idx`, AddUniquenessPolicies), word for
- * word: a row whose key counts in its status holds it.
- */
-const INSERT_KEYED = (schema: QueueSchema): string =>
-  insertJobsSql(
-    schema,
-    storedUniqueKeySql('t.unique_key', 't.window_ms', '$3'),
-    `ON CONFLICT (unique_key) WHERE ${uniqueKeyCountsSql(schema)} DO NOTHING`,
-  );
+/** The columns every insert writes, from the input row `t` and its due time `due`. */
+const insertedColumns = (uniqueKey: string): string => `
+           t.type, COALESCE(t.data, 'null'::jsonb), COALESCE(t.priority, $2::integer),
+           due.run_at,
+           CASE WHEN due.run_at > ${QUEUE_NOW} THEN 'scheduled' ELSE 'pending' END,
+           t.max_attempts, ${uniqueKey}, t.unique_states, t.concurrency_key, t.meta,
+           ${QUEUE_NOW}, ${QUEUE_NOW}`;
+
+const DUE = `CROSS JOIN LATERAL (
+        SELECT COALESCE(t.run_at, ${QUEUE_NOW}
+                                  + COALESCE(t.delay_ms, 0::float8) * interval '1 millisecond')
+          AS run_at) AS due`;
+
 /**
  * Rows without a key cannot conflict (the unique index skips NULL keys), and without the clause
- * each row is a plain insert instead of a speculative one, which is cheaper per row.
+ * each row is a plain insert instead of a speculative one, which is cheaper per row. Inserted
+ * in input order, so the ids the sequence hands out ascend with it.
  */
-const INSERT_UNKEYED = (schema: QueueSchema): string => insertJobsSql(schema, 't.unique_key', '');
+const INSERT_UNKEYED = (schema: QueueSchema): string => `
+  WITH inserted AS (
+    INSERT INTO ${schema.jobs}
+      (job_type, data, priority, run_at, status, max_attempts, unique_key, unique_states,
+       concurrency_key, meta, created_at, updated_at)
+    SELECT ${insertedColumns('t.unique_key')}
+    FROM ${INPUT_ROWS}
+      ${DUE}
+    ORDER BY t.ordinality
+    RETURNING id, unique_key
+  )${INSERTED_IDS}`;
+
+/**
+ * Rows with keys: ids are drawn in input order first (`given`, materialised: one nextval per row,
+ * so they still ascend with the input), then the rows go in ordered by their stored key (bytes,
+ * `C`), which is where a row waits for another transaction's uncommitted entry of the same key.
+ * Every batch takes its keys in that one order, so two batches naming the same keys wait for
+ * each other in turn, never in a cycle (a deadlock). The conflict predicate is the unique
+ * index's (`jobs_unique_key_idx`, AddUniquenessPolicies), word for word: a row whose key counts
+ * in its status holds it.
+ */
+const INSERT_KEYED = (schema: QueueSchema): string => `
+  WITH given AS MATERIALIZED (
+    SELECT t.*, pg_catalog.nextval('${schema.quoted}.jobs_id_seq'::pg_catalog.regclass) AS id
+    FROM ${INPUT_ROWS}
+    ORDER BY t.ordinality
+  ), inserted AS (
+    INSERT INTO ${schema.jobs}
+      (id, job_type, data, priority, run_at, status, max_attempts, unique_key, unique_states,
+       concurrency_key, meta, created_at, updated_at)
+    SELECT t.id, ${insertedColumns('k.stored_key')}
+    FROM given AS t
+      CROSS JOIN LATERAL (
+        SELECT ${storedUniqueKeySql('t.unique_key', 't.window_ms', '$3')} AS stored_key
+      ) AS k
+      ${DUE}
+    ORDER BY k.stored_key COLLATE pg_catalog."C", t.ordinality
+    ON CONFLICT (unique_key) WHERE ${uniqueKeyCountsSql(schema)} DO NOTHING
+    RETURNING id, unique_key
+  )${INSERTED_IDS}`;
 
 interface InsertResult {
   /** The ids inserted, ascending (the order of their input rows, see below), as `{1,2,3}`. */
