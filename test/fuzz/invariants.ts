@@ -484,10 +484,13 @@ async function statsAndLogAgree(context: ExecutionContext): Promise<void> {
       );
   }
   // A job whose worker died on its last attempt is failed by the reaper, whose row is `rescued`.
-  const logs: Array<{ id: string; status: string; last: string | null }> = await dataSource.query(`
+  const logs: Array<{ id: string; status: string; last: string | null; log: string | null }> =
+    await dataSource.query(`
     SELECT j.id::text, j.status,
            (SELECT e.kind FROM job_queue.job_events e WHERE e.job_id = j.id
-              AND (e.kind IN ${FINISHED} OR e.kind = 'rescued') ORDER BY e.id DESC LIMIT 1) AS last
+              AND (e.kind IN ${FINISHED} OR e.kind = 'rescued') ORDER BY e.id DESC LIMIT 1) AS last,
+           (SELECT string_agg(e.kind, ' ' ORDER BY e.id) FROM job_queue.job_events e
+            WHERE e.job_id = j.id AND e.kind NOT IN ('log', 'progress')) AS log
     FROM job_queue.jobs j
     WHERE j.status IN ${FINISHED}
       AND EXISTS (SELECT 1 FROM fuzz_runs r WHERE r.job_id = j.id)`);
@@ -495,7 +498,7 @@ async function statsAndLogAgree(context: ExecutionContext): Promise<void> {
     if (row.last !== row.status && !(row.status === 'failed' && row.last === 'rescued')) {
       model.violate(
         '8 stats and log',
-        `job ${row.id} is ${row.status}; its last final log row is ${row.last ?? 'missing'}`,
+        `job ${row.id} is ${row.status}; its last final log row is ${row.last ?? 'missing'} (its log: ${row.log ?? 'empty'})`,
       );
     }
   }
