@@ -450,7 +450,7 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
 
       const moved = await runJson('redrive', '--type', 'mail', '--since', '1d', '--yes');
       expect(moved.code).toBe(0);
-      expect(parsed(moved)).toEqual({ redriven: 2 });
+      expect(parsed(moved)).toEqual({ redriven: 2, skipped: { uniqueKey: 0, locked: 0 } });
       expect(await statusesOf([...failed, other, old])).toEqual([
         'pending',
         'pending',

@@ -16,7 +16,7 @@ export type { BackoffOptions } from './interfaces/backoff-options.interface';
 export type { RetentionOptions } from './interfaces/retention-options.interface';
 export type { RateLimitOptions } from './interfaces/rate-limit-options.interface';
 export type { PruneOptions, PruneReport } from './interfaces/prune-options.interface';
-export type { RedriveOptions } from './interfaces/redrive-options.interface';
+export type { RedriveOptions, RedriveReport } from './interfaces/redrive-options.interface';
 export type { JobEventsOptions } from './interfaces/job-events-options.interface';
 export type { JobContextHooks } from './interfaces/job-context-hooks.interface';
 export { JobQueueInstruments } from './instrumentation/job-queue-instruments';

@@ -70,9 +70,10 @@ import { checkListJobsQuery } from './validation/list-jobs.checks';
 import { encodeJobListCursor } from './validation/job-list-cursor';
 import { listJobRows } from './sql/list-jobs.query';
 import { runSchedule, scheduleJobType } from './cron/sql/run-schedule.query';
-import { RedriveOptions } from './interfaces/redrive-options.interface';
+import { RedriveOptions, RedriveReport } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
+import { UNIQUE_KEY_INDEX } from './sql/unique-keys.sql';
 import { checkDtoInput } from './queue/job-dto';
 import { FlowDefinition, FlowResult } from './interfaces/flow.interface';
 import {
@@ -103,8 +104,6 @@ const JOB_LOG_READ_KEYS = ['after', 'limit'] as const;
 /** The page `jobEvents` returns: its default and largest size. */
 const DEFAULT_JOB_LOG_PAGE = 100;
 const MAX_JOB_LOG_PAGE = 1_000;
-/** The partial unique index over unfinished jobs' keys (CreateJobsTable, AddConcurrencyLimits). */
-const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
 
 /**
  * The producer and management API: enqueue jobs, read them, report progress, cancel and retry.
@@ -482,12 +481,27 @@ export class QueueService {
    * Puts failed jobs back to `pending`, to run now with a fresh set of attempts, as `retry` does
    * for one, and returns how many it moved: every failed job, or those of `type`, that failed
    * at or after `since`, among `ids`. Batched (at most 1,000 jobs per statement, each its own
-   * transaction, in id order). A job whose unique key another job holds stays failed (as
-   * `retry` refuses it), as do all but the first of failed jobs that share a key. Throws
-   * `InvalidJobInputError` naming the field for a bad option.
+   * transaction, in id order, each after the last job the previous one read, so a concurrent
+   * redrive or retry holding some jobs never ends it early). A job whose unique key another job
+   * holds stays failed (as `retry` refuses it), as do all but the first of failed jobs that
+   * share a key; an enqueue taking a key while a batch runs leaves that job failed and the rest
+   * moved. With `report: true`, resolves with a `RedriveReport` instead of the number moved.
+   * Throws `InvalidJobInputError` naming the field for a bad option.
    */
-  async redrive(opts: RedriveOptions = {}): Promise<number> {
-    return redriveInBatches(this.db(), this.options.schema, checkRedriveOptions(opts));
+  async redrive(opts?: RedriveOptions & { report?: false }): Promise<number>;
+  /** `redrive()` with `report: true`: what it moved, and what it left failed and why. */
+  async redrive(opts: RedriveOptions & { report: true }): Promise<RedriveReport>;
+  /** `redrive()` with `report` known only at run time: the number, or the report. */
+  async redrive(opts?: RedriveOptions): Promise<number | RedriveReport>;
+  async redrive(opts: RedriveOptions = {}): Promise<number | RedriveReport> {
+    const { report, ...criteria } = checkRedriveOptions(opts);
+    const totals = await redriveInBatches(this.db(), this.options.schema, criteria);
+    return report
+      ? {
+          moved: totals.moved,
+          skipped: { uniqueKey: totals.skippedForKey, locked: totals.skippedLocked },
+        }
+      : totals.moved;
   }
 
   /**

@@ -44,11 +44,12 @@ const NEXT_OF_IDS = (schema: QueueSchema): string => `
       AND ($2::text IS NULL OR i.job_type = $2::text) AND ${FILTERS}
     ORDER BY i.id LIMIT $5::int`;
 
-// One batch: the next failed jobs (`next`), locked (SKIP LOCKED: a job a concurrent redrive or
-// retry holds is that one's), then back to `pending` with a fresh set of attempts, as `retry`
-// does. A job whose unique key another job holds (in any status the key counts in, as the unique
-// index reads it) stays failed, and so does every candidate after the first of one batch that
-// share a key: moving both would break the index.
+// One batch: the next failed jobs (`scanned`, the scan's page: where the next batch starts and
+// whether there is one are decided by it, not by what could be locked), locked (SKIP LOCKED: a
+// job a concurrent redrive or retry holds is that one's), then back to `pending` with a fresh set
+// of attempts, as `retry` does. A job whose unique key another job holds (in any status the key
+// counts in, as the unique index reads it) stays failed, and so does every candidate after the
+// first of one batch that share a key: moving both would break the index.
 type Part = (schema: QueueSchema) => string;
 /** The CTE `types` of NEXT_OF_EVERY_TYPE (job-types-skip-scan.sql.ts), or none. */
 const TYPES: Part = (schema) => `RECURSIVE ${jobTypesSkipScanCte(schema, LISTED_J)},`;
@@ -58,9 +59,10 @@ const redriveStatement =
   (next: Part, ctes: Part) =>
   (schema: QueueSchema): string => `
   WITH ${ctes(schema)}
-  candidates AS (
+  scanned AS MATERIALIZED (${next(schema)}
+  ), candidates AS (
     SELECT c.id, c.unique_key FROM ${schema.jobs} AS c
-    WHERE c.id IN (${next(schema)}) AND c.status = 'failed'
+    WHERE c.id IN (SELECT scanned.id FROM scanned) AND c.status = 'failed'
     ORDER BY c.id
     FOR UPDATE SKIP LOCKED
   ), movable AS (
@@ -81,9 +83,10 @@ const redriveStatement =
     FROM movable WHERE r.id = movable.id AND r.status = 'failed'
     RETURNING r.id
   )
-  SELECT (SELECT pg_catalog.max(candidates.id) FROM candidates)::text AS last_id,
+  SELECT (SELECT pg_catalog.max(scanned.id) FROM scanned)::text AS last_id,
          (SELECT pg_catalog.count(*) FROM moved)::int AS moved,
-         (SELECT pg_catalog.count(*) FROM candidates)::int AS seen`;
+         (SELECT pg_catalog.count(*) FROM candidates)::int AS locked,
+         (SELECT pg_catalog.count(*) FROM scanned)::int AS seen`;
 
 const REDRIVE_OF_TYPE = redriveStatement(NEXT_OF_TYPE, NO_TYPES);
 const REDRIVE_OF_EVERY_TYPE = redriveStatement(NEXT_OF_EVERY_TYPE, TYPES);
@@ -100,8 +103,10 @@ export interface RedriveBatch {
   lastId: string | null;
   /** How many jobs this batch moved back to `pending`. */
   moved: number;
-  /** How many failed jobs it looked at (moved or left for their key). */
+  /** How many failed jobs it looked at: the page of its scan (a full one: there may be more). */
   seen: number;
+  /** How many of those it locked (the others another transaction held: a redrive, a retry). */
+  locked: number;
 }
 
 /** One statement of a redrive: the next batch of failed jobs after `afterId` back to `pending`. */
@@ -112,7 +117,12 @@ export async function redriveJobs(
   criteria: RedriveCriteria,
   limit: number = REDRIVE_BATCH_SIZE,
 ): Promise<RedriveBatch> {
-  const [row] = await queryRows<{ last_id: string | null; moved: number; seen: number }>(
+  const [row] = await queryRows<{
+    last_id: string | null;
+    moved: number;
+    seen: number;
+    locked: number;
+  }>(
     db,
     queueSchema(schema).statement(
       criteria.ids !== null
@@ -123,5 +133,5 @@ export async function redriveJobs(
     ),
     [afterId, criteria.type, criteria.since, criteria.ids, limit],
   );
-  return { lastId: row.last_id, moved: row.moved, seen: row.seen };
+  return { lastId: row.last_id, moved: row.moved, seen: row.seen, locked: row.locked };
 }

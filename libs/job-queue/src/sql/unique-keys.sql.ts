@@ -4,6 +4,9 @@ import { QueueSchema } from './queue-schema';
 import { queueNowSql } from './queue-now.sql';
 
 /** The statuses a job with a unique key can be in. */
+/** The unique index of keys (AddUniquenessPolicies): a unique violation names it. */
+export const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
+
 export type KeyedJobStatus = Exclude<JobStatus, JobStatus.Blocked>;
 
 /**

@@ -3,7 +3,7 @@ import { inputValidator } from './input.validator';
 import { Validator } from './validator';
 import { checkJobId, checkJobType, checkRunAt } from './job-input.checks';
 
-const REDRIVE_OPTION_KEYS = ['type', 'since', 'ids'] as const;
+const REDRIVE_OPTION_KEYS = ['type', 'since', 'ids', 'report'] as const;
 /** The most ids one `redrive({ ids })` takes. */
 export const MAX_REDRIVE_IDS = 1_000;
 const redriveInput: Validator = inputValidator('redrive');
@@ -12,6 +12,7 @@ export interface CheckedRedriveOptions {
   type: string | null;
   since: Date | null;
   ids: string[] | null;
+  report: boolean;
 }
 
 /**
@@ -20,7 +21,7 @@ export interface CheckedRedriveOptions {
  */
 export function checkRedriveOptions(opts: unknown): CheckedRedriveOptions {
   redriveInput.knownKeys(redriveInput.plainObject('options', opts), REDRIVE_OPTION_KEYS);
-  const { type, since, ids } = opts as RedriveOptions;
+  const { type, since, ids, report } = opts as RedriveOptions;
   let checkedIds: string[] | null = null;
   if (ids !== undefined) {
     const list = redriveInput.nonEmptyArray('ids', ids);
@@ -33,5 +34,6 @@ export function checkRedriveOptions(opts: unknown): CheckedRedriveOptions {
     type: type === undefined ? null : checkJobType('type', type),
     since: since === undefined ? null : checkRunAt('since', since),
     ids: checkedIds,
+    report: report === undefined ? false : redriveInput.boolean('report', report),
   };
 }

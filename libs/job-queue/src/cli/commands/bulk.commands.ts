@@ -37,9 +37,17 @@ export const redriveCommand: Command = {
         `Redrive failed jobs (${which.join(', ')})`,
         usageOf(redriveCommand),
       );
-      return withProgress(io, out.json, 'redriving', queue.redrive(redrive));
+      return withProgress(io, out.json, 'redriving', queue.redrive({ ...redrive, report: true }));
     });
-    out.result({ redriven }, () => [`${redriven} failed job(s) back to pending`]);
+    const { uniqueKey, locked } = redriven.skipped;
+    const left = [
+      uniqueKey > 0 ? `${uniqueKey} left failed: another job holds its unique key` : '',
+      locked > 0 ? `${locked} held by another redrive or retry` : '',
+    ].filter(Boolean);
+    out.result({ redriven: redriven.moved, skipped: redriven.skipped }, () => [
+      `${redriven.moved} failed job(s) back to pending` +
+        (left.length > 0 ? `; ${left.join('; ')}` : ''),
+    ]);
   },
 };
 
