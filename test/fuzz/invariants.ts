@@ -301,7 +301,9 @@ async function pruneKeepsWhatItMust(context: ExecutionContext): Promise<void> {
     }
   }
   // What the prune was asked to delete: finished 5 s before its cutoff, so that a finish whose
-  // transaction began before the cutoff but committed after the prune's snapshot is not counted.
+  // transaction began before the cutoff but committed after the prune's snapshot is not counted;
+  // not a job with a dependant that was unfinished as the prune ran (it kept that job rightly,
+  // and the dependant may have finished since).
   const prune = context.lastPrune;
   if (!prune) return;
   context.lastPrune = undefined;
@@ -310,7 +312,10 @@ async function pruneKeepsWhatItMust(context: ExecutionContext): Promise<void> {
      WHERE j.status = ANY ($1::text[])
        AND j.completed_at < to_timestamp($2::float8 / 1000) - ($3::float8 + 5000) * interval '1 millisecond'
        AND NOT EXISTS (SELECT 1 FROM job_queue.job_dependencies e JOIN job_queue.jobs w ON w.id = e.job_id
-                       WHERE e.dependency_id = j.id AND w.status NOT IN ${FINISHED})`,
+                       WHERE e.dependency_id = j.id
+                         AND (w.status NOT IN ${FINISHED}
+                              OR EXISTS (SELECT 1 FROM fuzz_transitions t WHERE t.job_id = w.id
+                                         AND t.at > to_timestamp($2::float8 / 1000) - interval '5 seconds')))`,
     [prune.statuses ?? ['completed', 'failed', 'cancelled'], prune.startedDbMs, prune.olderThanMs],
   );
   if (left[0].n > 0) {
