@@ -84,7 +84,13 @@ describe('QueueService: uniqueKey (at most one unfinished job per key)', () => {
     const holder = await app.queue.enqueue('report', {}, { uniqueKey: 'dup-retry-waiting' });
     await setStatus(holder.id, JobStatus.Waiting);
 
-    await expect(app.queue.retry(old.id)).rejects.toThrow(JobStateConflictError);
+    await expect(app.queue.retry(old.id)).rejects.toThrow(
+      new JobStateConflictError(old.id, JobStatus.Failed, 'retried', {
+        uniqueKey: 'dup-retry-waiting',
+        jobId: holder.id,
+        status: JobStatus.Waiting,
+      }),
+    );
     expect(await rowsWithKey('dup-retry-waiting')).toEqual([
       { id: old.id, status: 'failed' },
       { id: holder.id, status: 'waiting' },

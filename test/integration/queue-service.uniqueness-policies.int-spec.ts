@@ -72,8 +72,24 @@ describe('QueueService: uniqueStates, uniqueForMs, debounceMs, throttleMs and ou
       const done = await app.queue.enqueue('digest', {}, opts);
       await setStatus(done.id, JobStatus.Completed);
 
-      await expect(app.queue.retry(failed.id)).rejects.toThrow(JobStateConflictError);
+      // The refusal names the real reason: the key, and the job holding it.
+      const refusal = await app.queue.retry(failed.id).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(JobStateConflictError);
+      expect(refusal).toMatchObject({
+        jobId: failed.id,
+        status: JobStatus.Failed,
+        keyHolder: { uniqueKey: 'digest:retry', jobId: done.id, status: JobStatus.Completed },
+      });
+      expect((refusal as Error).message).toBe(
+        `Job ${failed.id} cannot be retried: its unique key 'digest:retry' is held by job ` +
+          `${done.id} (completed). Cancel or remove that job first, or enqueue again with another key.`,
+      );
       expect(await app.queue.getJob(failed.id)).toMatchObject({ status: JobStatus.Failed });
+      // redrive leaves it failed too, and its report says why.
+      expect(await app.queue.redrive({ ids: [failed.id], report: true })).toEqual({
+        moved: 0,
+        skipped: { uniqueKey: 1, locked: 0 },
+      });
       expect(await app.queue.enqueueWithOutcome('digest', {}, opts)).toMatchObject({
         outcome: 'skipped',
         job: { id: done.id },

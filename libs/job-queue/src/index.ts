@@ -112,4 +112,4 @@ export {
   SnoozeJob,
   WorkerShutdownError,
 } from './errors';
-export type { JobDataFieldError } from './errors';
+export type { JobDataFieldError, UniqueKeyHolder } from './errors';

@@ -47,6 +47,16 @@ export const SCHEDULE_NOT_FOUND = (name: string): string =>
 export const JOB_NOT_IN_STATE = (jobId: string, status: string, action: string): string =>
   `Job ${jobId} is ${status} and cannot be ${action}.`;
 
+export const JOB_KEY_HELD = (
+  jobId: string,
+  action: string,
+  key: string,
+  holderId: string,
+  holderStatus: string,
+): string =>
+  `Job ${jobId} cannot be ${action}: its unique key ${describeValue(key)} is held by job ` +
+  `${holderId} (${holderStatus}). Cancel or remove that job first, or enqueue again with another key.`;
+
 export const SCHEDULE_OWNED_BY_HANDLER = (name: string): string =>
   `Invalid job name: schedule ${describeValue(name)} belongs to @JobHandler(${describeValue(name)}) ` +
   `(its cron option). Change the cron there, or give this schedule another name.`;

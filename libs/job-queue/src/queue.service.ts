@@ -73,7 +73,8 @@ import { runSchedule, scheduleJobType } from './cron/sql/run-schedule.query';
 import { RedriveOptions, RedriveReport } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
-import { UNIQUE_KEY_INDEX } from './sql/unique-keys.sql';
+import { callerUniqueKey, UNIQUE_KEY_INDEX } from './sql/unique-keys.sql';
+import { findHolderOfStoredKey } from './sql/find-unique-key-holders.query';
 import { checkDtoInput } from './queue/job-dto';
 import { FlowDefinition, FlowResult } from './interfaces/flow.interface';
 import {
@@ -473,7 +474,7 @@ export class QueueService {
         error.constraint === UNIQUE_KEY_INDEX;
       if (!keyTaken) throw error;
     }
-    if (!row) throw await this.whyNot(jobId, 'retried');
+    if (!row) throw await this.whyNotRetried(jobId);
     return toJob(row);
   }
 
@@ -688,6 +689,31 @@ export class QueueService {
     return queueDatabase(manager ?? this.dataSource, this.options.databaseTimeoutMs, {
       retryLostRaces: manager === undefined,
     });
+  }
+
+  /**
+   * Why a retry matched no row: no such job, not failed or cancelled, or another job holds its
+   * unique key (named, with that job's id and status).
+   */
+  private async whyNotRetried(jobId: string): Promise<Error> {
+    const row = await getJobRow(this.db(), this.options.schema, jobId);
+    if (!row) return new JobNotFoundError(jobId);
+    const status = row.status as JobStatus;
+    const retryable = status === JobStatus.Failed || status === JobStatus.Cancelled;
+    const holder =
+      retryable && row.unique_key
+        ? await findHolderOfStoredKey(this.db(), this.options.schema, String(row.unique_key), jobId)
+        : undefined;
+    return new JobStateConflictError(
+      jobId,
+      status,
+      'retried',
+      holder && {
+        uniqueKey: callerUniqueKey(row.unique_key as string),
+        jobId: String(holder.id),
+        status: holder.status as JobStatus,
+      },
+    );
   }
 
   /** Why a write that targets one job matched no row: no such job, or not in a state for it. */

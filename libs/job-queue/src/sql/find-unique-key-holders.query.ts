@@ -35,3 +35,25 @@ export function findUniqueKeyHolders(
   );
   return queryRows(db, queueSchema(schema).statement(FIND_UNIQUE_KEY_HOLDERS), [document, now]);
 }
+
+const FIND_HOLDER_OF_STORED_KEY = (schema: QueueSchema): string => `
+  SELECT j.* FROM ${schema.jobs} j
+  WHERE j.unique_key = $1::text AND j.id <> $2::bigint AND ${uniqueKeyCountsSql(schema, 'j.')}
+  LIMIT 1`;
+
+/**
+ * The job other than `jobId` that holds the stored key `storedKey` (as a row has it, window
+ * included), through the unique index: what keeps `jobId` from taking it back (a retry).
+ */
+export async function findHolderOfStoredKey(
+  db: Queryable,
+  schema: string,
+  storedKey: string,
+  jobId: string,
+): Promise<JobRow | undefined> {
+  const [row] = await queryRows(db, queueSchema(schema).statement(FIND_HOLDER_OF_STORED_KEY), [
+    storedKey,
+    jobId,
+  ]);
+  return row;
+}
