@@ -7,6 +7,7 @@ import { jobQueueMigrations } from 'nest-pg-job-queue';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { CliRun, installPackedCli, PackedCli } from '../support/packed-cli';
 import { main } from '../../libs/job-queue/src/cli/main';
+import { connectionFailure } from '../../libs/job-queue/src/cli/connection';
 
 const PACKAGE = join(__dirname, '..', '..', 'libs', 'job-queue');
 const README = join(PACKAGE, 'README.md');
@@ -728,6 +729,39 @@ describe('the nest-pg-job-queue command line, from the packed tarball (npx)', ()
       expect(await main(['list', '--status', 'failed'], shown.io)).toBe(0);
       expect(shown.text.stdout).toContain('evil\\x1b[2Jtype');
       expect(shown.text.stdout).not.toContain('\x1b[2J');
+    });
+
+    it('escapes the type of a key holder that enqueue reports', async () => {
+      const holder = await jobIn('evil\x1b]0;owned\x07type', 'pending');
+      await sql.query(`UPDATE job_queue.jobs SET unique_key = 'k-evil' WHERE id = $1`, [holder]);
+      const result = await local('enqueue', 'mail', '{}', '--unique-key', 'k-evil');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`job ${holder} skipped (evil\\x1b]0;owned\\x07type, pending)\n`);
+    });
+
+    it('a bad %-escape in the URL, a negative --limit, a statement timeout in the URL', async () => {
+      const badEscape = await local('stats', '--url', 'postgres://127.0.0.1/queue%zz');
+      expect(badEscape.code).toBe(2);
+      expect(badEscape.stderr.split('\n')[0]).toBe(
+        'error: --url: the database name has a bad %-escape (write a literal % as %25, and ' +
+          'other characters as their UTF-8 bytes, %C3%A9 for é)',
+      );
+      const negative = await local('list', '--limit', '-1');
+      expect(negative.code).toBe(2);
+      expect(negative.stderr.split('\n')[0]).toMatch(/^error: .*limit.*-1/);
+      expect(negative.stderr).not.toContain('ambiguous');
+      // The server cancelled a statement (a statement_timeout in the URL's options): its words,
+      // not the connect timeout's (whether 1 ms cancels one here depends on the machine).
+      const cancelled = connectionFailure(
+        { url: 'postgres://127.0.0.1/queue?options=-c%20statement_timeout%3D1', schema: undefined },
+        Object.assign(new Error('canceling statement due to statement timeout'), {
+          code: '57014',
+        }),
+      );
+      expect(cancelled.message).toBe(
+        'cannot connect to PostgreSQL at 127.0.0.1:5432/queue: ' +
+          'canceling statement due to statement timeout',
+      );
     });
   });
 

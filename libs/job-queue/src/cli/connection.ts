@@ -8,6 +8,7 @@ import { QueueService } from '../queue.service';
 import { queueSchema } from '../sql/queue-schema';
 import { schemaOption } from '../options/schema.option';
 import { CliError, UsageError } from './cli.errors';
+import { plain } from './terminal';
 
 /** How long the first connection may take before the CLI says the database does not answer. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -21,8 +22,17 @@ export interface Target {
 /** The database a URL names, for messages: host, port and database, never the password. */
 export function describeTarget(url: string): string {
   const parsed = new URL(url);
-  const database = decodeURIComponent(parsed.pathname.slice(1)) || '(default database)';
-  return `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}/${database}`;
+  const database = decodedOrNot(parsed.pathname.slice(1)) || '(default database)';
+  return plain(`${parsed.hostname || 'localhost'}:${parsed.port || '5432'}/${database}`);
+}
+
+/** A URL part %-decoded, or `undefined` when its %-escapes are not UTF-8 (`%zz`, `%ff`). */
+function decodedOrNot(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `--url`, else DATABASE_URL; a usage error without either or for a URL that is none. */
@@ -43,8 +53,22 @@ export function resolveTarget(
       `${url ? '--url' : 'DATABASE_URL'} is not a URL (postgres://user@host:5432/db)`,
     );
   }
+  const source = url ? '--url' : 'DATABASE_URL';
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-    throw new UsageError(`${url ? '--url' : 'DATABASE_URL'} is not a postgres:// URL`);
+    throw new UsageError(`${source} is not a postgres:// URL`);
+  }
+  // The driver decodes these too, and would fail with a bare "URI malformed".
+  for (const [part, text] of [
+    ['user name', parsed.username],
+    ['password', parsed.password],
+    ['database name', parsed.pathname.slice(1)],
+  ]) {
+    if (decodedOrNot(text) === undefined) {
+      throw new UsageError(
+        `${source}: the ${part} has a bad %-escape (write a literal % as %25, and other ` +
+          'characters as their UTF-8 bytes, %C3%A9 for é)',
+      );
+    }
   }
   return { url: chosen, schema };
 }
@@ -72,9 +96,14 @@ export function connectionFailure(target: Target, error: unknown): CliError {
     ENETUNREACH: 'network unreachable',
     ECONNRESET: 'connection reset',
   };
+  // A SQLSTATE is the server's answer (57014: a statement_timeout in the URL's options, say):
+  // its message says what happened, even when it mentions a timeout.
+  const answered = code !== undefined && /^[0-9A-Z]{5}$/.test(code);
   const reason =
     (code && reasons[code]) ||
-    (/timeout/i.test(message ?? '') ? `no answer within ${CONNECT_TIMEOUT_MS / 1_000} s` : '') ||
+    (!answered && /timeout/i.test(message ?? '')
+      ? `no answer within ${CONNECT_TIMEOUT_MS / 1_000} s`
+      : '') ||
     // A server's refusal (authentication, no such database) names no secret.
     message ||
     code ||

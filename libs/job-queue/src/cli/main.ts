@@ -15,7 +15,7 @@ import { BIN, helpText, usageOf } from './cli.messages';
 import { Command, CommandContext, CommandOptions, OptionValues, stringOption } from './command';
 import { describeTarget, notMigrated, openQueue, resolveTarget, Target } from './connection';
 import { Output } from './output';
-import { CliIo } from './terminal';
+import { CliIo, plain } from './terminal';
 import { migrateCommand } from './commands/migrate.command';
 import { statsCommand } from './commands/stats.command';
 import {
@@ -114,6 +114,22 @@ function splitCommand(argv: string[]): [string | undefined, string[]] {
   return [undefined, argv];
 }
 
+/**
+ * `--limit -1` as `--limit=-1`: parseArgs reads a value that starts with a dash as an option
+ * and refuses it as ambiguous, so the option's own check never got to say what is wrong with -1.
+ */
+function withNegativeValues(argv: string[], known: Record<string, { type: string }>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = /^--([^=]+)$/.exec(argv[i])?.[1];
+    if (name && known[name]?.type === 'string' && /^-\d/.test(argv[i + 1] ?? '')) {
+      out.push(`${argv[i]}=${argv[i + 1]}`);
+      i++;
+    } else out.push(argv[i]);
+  }
+  return out;
+}
+
 /** The command's arguments and options; a usage error for an unknown flag or a missing argument. */
 function parseCommandLine(
   command: Command,
@@ -121,10 +137,11 @@ function parseCommandLine(
 ): { args: string[]; options: OptionValues } {
   const usage = usageOf(command);
   let parsed: ReturnType<typeof parseArgs>;
+  const known = { ...GLOBAL_OPTIONS, ...(command.bulk ? BULK_OPTIONS : {}), ...command.options };
   try {
     parsed = parseArgs({
-      args: argv,
-      options: { ...GLOBAL_OPTIONS, ...(command.bulk ? BULK_OPTIONS : {}), ...command.options },
+      args: withNegativeValues(argv, known),
+      options: known,
       allowPositionals: true,
       strict: true,
     });
@@ -139,7 +156,10 @@ function parseCommandLine(
     throw new UsageError(`missing <${wanted[parsed.positionals.length]}>`, usage);
   }
   if (parsed.positionals.length > wanted.length) {
-    throw new UsageError(`unexpected argument "${parsed.positionals[wanted.length]}"`, usage);
+    throw new UsageError(
+      `unexpected argument "${plain(parsed.positionals[wanted.length])}"`,
+      usage,
+    );
   }
   return { args: parsed.positionals, options };
 }

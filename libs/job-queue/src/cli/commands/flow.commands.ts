@@ -5,6 +5,7 @@ import { usageOf } from '../cli.messages';
 import { Command } from '../command';
 import { confirmBulk } from '../confirm';
 import { flowTable } from '../job-format';
+import { plain } from '../terminal';
 import { QueueService } from '../../queue.service';
 
 /** The flow's jobs; exit 1 (`not_found`) when none is left, as for an unknown job id. */
@@ -13,7 +14,7 @@ async function flowJobs(queue: QueueService, flowId: string): Promise<Job[]> {
   if (jobs.length === 0) {
     throw new CliError(
       'not_found',
-      `no flow with id '${flowId}': none of its jobs exists (unknown, or pruned whole)`,
+      `no flow with id '${plain(flowId)}': none of its jobs exists (unknown, or pruned whole)`,
     );
   }
   return jobs;
@@ -46,14 +47,14 @@ export const cancelFlowCommand: Command = {
         await confirmBulk(
           io,
           options.yes === true,
-          `Cancel the ${unfinished} unfinished job(s) of flow ${flow}`,
+          `Cancel the ${unfinished} unfinished job(s) of flow ${plain(flow)}`,
           usageOf(cancelFlowCommand),
         );
       }
       return { id: flow, cancelled: unfinished > 0 ? await queue.cancelFlow(flow) : [] };
     });
     out.result({ flowId: id, cancelled }, () => [
-      `${cancelled.length} unfinished job(s) of flow ${id} cancelled`,
+      `${cancelled.length} unfinished job(s) of flow ${plain(id)} cancelled`,
     ]);
   },
 };

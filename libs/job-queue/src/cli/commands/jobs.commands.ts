@@ -4,6 +4,7 @@ import { UsageError } from '../cli.errors';
 import { Command, numeric, stringOption } from '../command';
 import { pointInFuture } from '../duration';
 import { jobDetail, jobTable, logTable } from '../job-format';
+import { plain } from '../terminal';
 
 /** `show` prints at most this many entries of the job's log (its first). */
 export const SHOW_LOG_LIMIT = 1_000;
@@ -100,7 +101,7 @@ export const enqueueCommand: Command = {
       queue.enqueueWithOutcome(type, data, defined),
     );
     out.result({ job, outcome }, () => [
-      `job ${job.id} ${outcome} (${job.jobType}, ${job.status})`,
+      `job ${job.id} ${outcome} (${plain(job.jobType)}, ${job.status})`,
     ]);
   },
 };
