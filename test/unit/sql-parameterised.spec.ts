@@ -212,6 +212,10 @@ const ALLOWED_INTERPOLATIONS: Record<string, string> = {
     'DDL cannot take parameters; the body is the statement of the same file, from the checked schema and constants',
   'libs/job-queue/src/migrations/1795939200020-PrunePastKeptJobs.ts signature(schema, PRUNE_JOBS_V3_ARGUMENTS)':
     "the function's signature, as DROP names it: the checked schema and fixed argument types",
+  'libs/job-queue/src/sql/release-stuck-jobs.query.ts CUTOFF':
+    "how long a job may wait, back from the queue's clock: placeholders, a constant of the same file",
+  "libs/job-queue/src/sql/release-stuck-jobs.query.ts queueNowSql('$3')":
+    "the queue's clock from the bind parameter $3 (queue-now.sql.ts)",
   '* schema.reopenDependants':
     "the reopen trigger's function in the queue's schema: checked and quoted",
   'libs/job-queue/src/migrations/1795939200019-CountEachDependencyOnce.ts DEPENDENCY_REOPENED_WHEN':

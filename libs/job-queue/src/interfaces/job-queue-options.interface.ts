@@ -64,8 +64,14 @@ export interface JobQueueModuleOptions {
   staleAfterMs?: number;
   /** How often a worker refreshes the heartbeat of its jobs; below `staleAfterMs`. Default: 10000. */
   heartbeatIntervalMs?: number;
-  /** How often the reaper looks for stale jobs. Default: 15000. */
+  /** How often the reaper looks for stale jobs (and stuck ones). Default: 15000. */
   reaperIntervalMs?: number;
+  /**
+   * A job `waiting` this long for its concurrency key while no job of the key runs and no rate
+   * window will release it is moved back to `pending` by the reaper's pass, with a warning per
+   * type: a safety net for a release the queue missed. `false`: never. Default: 300000.
+   */
+  stuckAfterMs?: number | false;
   /**
    * How often each worker's stager moves `scheduled` jobs that are due to `pending`: a delayed
    * job, or a retry after its backoff, starts at most about this long after its `run_at`.

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Queryable } from '../sql/queryable';
 import { RescuedJobRow, rescueStaleJobs } from '../sql/rescue-stale-jobs.query';
+import { ReleasedStuckJobs, releaseStuckJobs } from '../sql/release-stuck-jobs.query';
 import { MaintenanceContext, MaintenanceTask } from '../periodic/maintenance-task';
 import { retryPolicyFor } from '../retry/retry-policy';
 import { JobEventStream } from '../events/job-event-stream';
@@ -12,7 +13,8 @@ import { JobQueueInstruments } from '../instrumentation/job-queue-instruments';
  * `staleAfterMs`: back to `scheduled` (then `pending`) after their backoff, or `failed` when
  * that was their last attempt, so no job stays claimed forever. The limit and backoff are each
  * job's row's, not this node's handlers' (it may have none of them): every node reaps alike.
- * Every worker runs one; an advisory lock lets one act at a time.
+ * In the same pass, jobs `waiting` past `stuckAfterMs` with nothing to release them go back to
+ * `pending` (see `releaseStuckJobs`). Every worker runs one; advisory locks let one act at a time.
  */
 @Injectable()
 export class StaleJobReaper extends MaintenanceTask {
@@ -28,8 +30,35 @@ export class StaleJobReaper extends MaintenanceTask {
     });
   }
 
-  protected runOnce(): Promise<unknown> {
-    return this.rescueOnce();
+  protected async runOnce(): Promise<unknown> {
+    await this.rescueOnce();
+    return this.releaseStuckOnce();
+  }
+
+  /**
+   * Moves the jobs waiting past `stuckAfterMs` for a key nothing will release back to `pending`,
+   * and warns once per type with how many and the oldest id: the queue's own releases should
+   * never leave one, so each line is worth a look. Nothing with `stuckAfterMs: false`.
+   */
+  async releaseStuckOnce(
+    now: Date | null = null,
+    db: Queryable = this.dataSource,
+  ): Promise<ReleasedStuckJobs[]> {
+    if (this.options.stuckAfterMs === false) return [];
+    const released = await releaseStuckJobs(
+      db,
+      this.options.schema,
+      this.options.stuckAfterMs,
+      now,
+    );
+    for (const { jobType, moved, oldestId } of released) {
+      this.logger.warn(
+        `Job type ${jobType}: ${moved} job(s) waited over ${this.options.stuckAfterMs} ms ` +
+          `(stuckAfterMs) for a key with no running job and no rate window to release them, ` +
+          `moved back to pending (oldest: job ${oldestId})`,
+      );
+    }
+    return released;
   }
 
   /**

@@ -82,8 +82,17 @@ export const MODULE_OPTIONS = {
   reaperIntervalMs: integerOption({
     default: 15_000,
     min: 1,
-    doc: 'how often a worker looks for stale jobs',
+    doc: 'how often a worker looks for stale jobs (and stuck ones: `stuckAfterMs`)',
   }),
+  stuckAfterMs: {
+    defaultText: '300000',
+    doc:
+      'a job `waiting` this long for a key with no running job and no rate window that will ' +
+      "release it is moved back to `pending`, with a warning per type (a safety net: the queue's " +
+      'own releases should never leave one); `false`: never',
+    resolve: (value, option) =>
+      value === false ? false : value === undefined ? 300_000 : check.integer(option, value, 1),
+  },
   stagerIntervalMs: integerOption({
     default: 1_000,
     min: 1,

@@ -67,6 +67,8 @@ export interface ResolvedJobQueueOptions {
   staleAfterMs: number;
   heartbeatIntervalMs: number;
   reaperIntervalMs: number;
+  /** How long a job may wait for a key with nothing to release it; `false`: no limit. */
+  stuckAfterMs: number | false;
   stagerIntervalMs: number;
   statsIntervalMs: number;
   shutdownTimeoutMs: number;
