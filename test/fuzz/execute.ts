@@ -29,6 +29,8 @@ export interface ExecutionContext {
   databaseUrl: string;
   /** The last prune's call, for invariant 6's "it deleted what it was asked to". */
   lastPrune?: { startedDbMs: number; olderThanMs: number; statuses?: string[] };
+  /** The last redrive's calls (one, or two at once), for invariant 9's "it moved what it could". */
+  lastRedrive?: { startedDbMs: number; calls: RedriveOptions[]; succeeded: boolean };
 }
 
 const FORBIDDEN_CODES = ['40P01', '40001', '23505'];
@@ -230,6 +232,9 @@ export async function execute(context: ExecutionContext, operation: Operation): 
       return result.ok ? `${id} now ${result.value.status}` : `${id}: ${result.error}`;
     }
     case 'redrive': {
+      const [{ now }] = await context.dataSource.query(
+        'SELECT extract(epoch FROM now()) * 1000 AS now',
+      );
       const calls = await Promise.all(
         operation.by.map(async (by) => {
           const opts: RedriveOptions = by.ids
@@ -244,6 +249,11 @@ export async function execute(context: ExecutionContext, operation: Operation): 
         }),
       );
       const results = await Promise.all(calls.map((c) => c.call));
+      context.lastRedrive = {
+        startedDbMs: Number(now),
+        calls: calls.map((c) => c.opts),
+        succeeded: results.every((r) => r.ok),
+      };
       return results
         .map((r, i) => `${JSON.stringify(calls[i].opts)}: ${r.ok ? r.value : r.error}`)
         .join('; ');

@@ -326,12 +326,48 @@ async function pruneKeepsWhatItMust(context: ExecutionContext): Promise<void> {
   }
 }
 
+/**
+ * 9. A redrive (or two at once) moved every failed job it was asked for that it could: each such
+ * job that had failed a second before it began is no longer failed, unless another job holds its
+ * unique key. Jobs that failed again since (a fast failing handler) have a later `completed_at`.
+ */
+async function redriveFinishes(context: ExecutionContext): Promise<void> {
+  const { dataSource, model } = context;
+  const redrive = context.lastRedrive;
+  if (!redrive) return;
+  context.lastRedrive = undefined;
+  if (!redrive.succeeded) return; // its error was invariant 7's to judge
+  model.checked('9 redrive finishes');
+  const all = redrive.calls.some((c) => !c.type && !c.ids);
+  const types = redrive.calls.flatMap((c) => (c.type ? [c.type] : []));
+  const ids = redrive.calls.flatMap((c) => (c.ids ?? []).map(String));
+  const left: Array<{ ids: string | null; n: number }> = await dataSource.query(
+    `SELECT string_agg(j.id::text, ',' ORDER BY j.id) AS ids, count(*)::int AS n
+     FROM job_queue.jobs j
+     WHERE j.status = 'failed'
+       AND j.completed_at < to_timestamp($1::float8 / 1000) - interval '1 second'
+       AND ($2::boolean OR j.job_type = ANY ($3::text[]) OR j.id = ANY ($4::bigint[]))
+       AND (j.unique_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM job_queue.jobs h WHERE h.unique_key = j.unique_key AND h.id <> j.id
+               AND (h.status IN ('scheduled', 'pending', 'waiting', 'claimed', 'running')
+                    OR job_queue.job_unique_state_counts(h.unique_states, h.status))))`,
+    [redrive.startedDbMs, all, types, ids],
+  );
+  if (left[0].n > 0) {
+    model.violate(
+      '9 redrive finishes',
+      `redrive(${redrive.calls.map((c) => JSON.stringify(c)).join(' and ')}) left ${left[0].n} failed job(s) it could move: ${left[0].ids}`,
+    );
+  }
+}
+
 /** After every operation. */
 export async function stepChecks(context: ExecutionContext): Promise<void> {
   await runsWithinLimits(context);
   await dependenciesCountedOnce(context);
   await uniqueKeysHeld(context);
   await pruneKeepsWhatItMust(context);
+  await redriveFinishes(context);
   const [{ transitions, deleted }] = await context.dataSource.query(`
     SELECT (SELECT coalesce(max(seq), 0) FROM fuzz_transitions
             WHERE at < clock_timestamp() - interval '10 seconds')::text AS transitions,
