@@ -125,6 +125,35 @@ describe('QueueService.enqueueMany: batches racing for the same keys', () => {
     }
   });
 
+  it('run a transaction of its own again, whole, when it lost a race (dependsOn)', async () => {
+    const a = await app.queue.enqueue('race.dep', {});
+    const b = await app.queue.enqueue('race.dep', {});
+    const other = new Client({ connectionString: app.db.url });
+    await other.connect();
+    try {
+      // The other transaction holds b; the enqueue locks a, then waits for b; the other asks
+      // for a. Its own 10 s deadlock_timeout leaves the enqueue's transaction to be killed.
+      await other.query(`BEGIN; SET LOCAL deadlock_timeout = '10s'`);
+      await other.query(`SELECT 1 FROM job_queue.jobs WHERE id = $1 FOR UPDATE`, [b.id]);
+      const dependant = app.queue.enqueue('race.merge', {}, { dependsOn: [a.id, b.id] });
+      await waitFor(
+        async () =>
+          (
+            await other.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+               WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+            )
+          ).rows[0].n === 1,
+        { description: 'the enqueue to wait for the other transaction' },
+      );
+      await other.query(`SELECT 1 FROM job_queue.jobs WHERE id = $1 FOR UPDATE`, [a.id]);
+      await other.query('COMMIT');
+      expect(await dependant).toMatchObject({ status: 'blocked', unfinishedDependencies: 2 });
+    } finally {
+      await other.end();
+    }
+  });
+
   it('report a lost race inside the caller’s transaction as JobQueueDatabaseError with its code', async () => {
     // Two transactions each hold one key and then ask for the other's: one of them is killed.
     const [a, b] = ['tx-a', 'tx-b'];

@@ -52,7 +52,7 @@ import { JobStatsReader } from './stats/job-stats.reader';
 import { toJobQueueStats } from './stats/job-queue-stats.builder';
 import { JobTypePauses } from './worker/job-type-pauses';
 import { JobQueueStats } from './stats/job-queue-stats.types';
-import { checkManager, queueDatabase } from './queue/queue-database';
+import { checkManager, isLostRace, LOST_RACE_RETRIES, queueDatabase } from './queue/queue-database';
 import { AmbientTransaction } from './queue/ambient-transaction';
 import { JOB_OPTION_KEYS, toBatchInsertRows, toJobInsertRow } from './queue/job-insert-rows';
 import { enqueueRows } from './queue/enqueue-rows';
@@ -287,14 +287,22 @@ export class QueueService {
 
   /**
    * `fn` in the caller's transaction (`target`, a manager), else in one of its own: statements
-   * that must commit together, or not at all.
+   * that must commit together, or not at all. Its own is run again, whole, when it lost a race
+   * (a deadlock or serialization failure rolled it all back), up to `LOST_RACE_RETRIES` times;
+   * the caller's is the caller's to run again.
    */
-  private inTransaction<R>(
+  private async inTransaction<R>(
     target: Queryable | undefined,
     fn: (db: Queryable) => Promise<R>,
   ): Promise<R> {
     if (target) return fn(this.db(target));
-    return this.dataSource.transaction((manager) => fn(this.db(manager)));
+    for (let retries = 0; ; retries++) {
+      try {
+        return await this.dataSource.transaction((manager) => fn(this.db(manager)));
+      } catch (error) {
+        if (retries === LOST_RACE_RETRIES || !isLostRace(error)) throw error;
+      }
+    }
   }
 
   /**

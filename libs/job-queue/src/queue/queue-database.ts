@@ -1,4 +1,4 @@
-import { JobQueueUnavailableError } from '../errors';
+import { JobQueueDatabaseError, JobQueueUnavailableError } from '../errors';
 import { statementRefusal, typedDatabaseError } from '../errors/database-error.util';
 import { Queryable } from '../sql/queryable';
 import { jobInput } from '../validation/input.validator';
@@ -10,6 +10,12 @@ import { jobInput } from '../validation/input.validator';
 const LOST_RACE_SQLSTATES: ReadonlySet<string> = new Set(['40P01', '40001']);
 /** How many times a statement that lost a race is sent again before its error is thrown. */
 export const LOST_RACE_RETRIES = 3;
+
+/** A statement's error (raw, or as `JobQueueDatabaseError`) that says it lost a race. */
+export function isLostRace(error: unknown): boolean {
+  const code = error instanceof JobQueueDatabaseError ? error.code : statementRefusal(error)?.code;
+  return code !== undefined && LOST_RACE_SQLSTATES.has(code);
+}
 
 export interface QueueDatabaseOptions {
   /**
@@ -58,13 +64,7 @@ export function queueDatabase(
         try {
           return await once(sql, parameters);
         } catch (error) {
-          const code = statementRefusal(error)?.code;
-          if (
-            retryLostRaces &&
-            retries < LOST_RACE_RETRIES &&
-            code !== undefined &&
-            LOST_RACE_SQLSTATES.has(code)
-          ) {
+          if (retryLostRaces && retries < LOST_RACE_RETRIES && isLostRace(error)) {
             await new Promise((resume) => setTimeout(resume, 5 + Math.random() * 20));
             continue;
           }
