@@ -325,8 +325,12 @@ export async function execute(context: ExecutionContext, operation: Operation): 
       for (const key of ['concurrencyPerKey', 'globalConcurrency', 'ordered', 'rateLimit'] as const)
         delete options[key];
       Object.assign(options, structuredClone(operation.limits));
-      const workerId = await fleet.restart(fleet.slot(operation.worker), 'SIGTERM');
-      return `${operation.type} → ${JSON.stringify(operation.limits)} on ${workerId}`;
+      const slots = operation.everywhere
+        ? Array.from({ length: fleet.size }, (_, slot) => slot)
+        : [fleet.slot(operation.worker)];
+      const workerIds: string[] = [];
+      for (const slot of slots) workerIds.push(await fleet.restart(slot, 'SIGTERM'));
+      return `${operation.type} → ${JSON.stringify(operation.limits)} on ${workerIds.join(', ')}`;
     }
     case 'kill': {
       const workerId = await fleet.restart(fleet.slot(operation.worker), 'SIGKILL');

@@ -85,7 +85,8 @@ export type Operation =
   | { op: 'pause'; type: string; resumeAfterMs: number }
   | { op: 'runSchedule'; name: string }
   | { op: 'cancelFlow'; flow: number }
-  | { op: 'deploy'; type: string; limits: LimitOptions; worker: number }
+  /** `everywhere`: every worker in turn, a rolling deploy that completes; else one worker. */
+  | { op: 'deploy'; type: string; limits: LimitOptions; worker: number; everywhere: boolean }
   | { op: 'kill'; worker: number }
   | { op: 'terminateConnections'; worker: number }
   | { op: 'stopStart'; worker: number; stoppedMs: number }

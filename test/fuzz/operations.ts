@@ -257,6 +257,9 @@ const arbitraries: Record<OperationKind, fc.Arbitrary<Operation>> = {
     type: fc.constantFrom(...LIMITED_TYPES, 'fz.keyed', 'fz.keyed', 'fz.ordered'),
     limits: fc.constantFrom(...LIMIT_CHOICES),
     worker: fc.nat(),
+    // Half of them reach every worker: an old node's next start would store the old limits
+    // again, and its slot releases can hide what the new limits left stranded.
+    everywhere: fc.boolean(),
   }),
   kill: fc.record({ op: fc.constant('kill' as const), worker: fc.nat() }),
   terminateConnections: fc.record({
