@@ -8,7 +8,6 @@ import { JobStatus } from './entities/job-status.enum';
 import {
   InvalidJobInputError,
   JobNotFoundError,
-  JobQueueDatabaseError,
   JobStateConflictError,
   ScheduleNotFoundError,
 } from './errors';
@@ -73,7 +72,7 @@ import { runSchedule, scheduleJobType } from './cron/sql/run-schedule.query';
 import { RedriveOptions, RedriveReport } from './interfaces/redrive-options.interface';
 import { checkRedriveOptions } from './validation/redrive-options.checks';
 import { redriveInBatches } from './queue/redrive-in-batches';
-import { callerUniqueKey, UNIQUE_KEY_INDEX } from './sql/unique-keys.sql';
+import { callerUniqueKey, isUniqueKeyTaken } from './sql/unique-keys.sql';
 import { findHolderOfStoredKey } from './sql/find-unique-key-holders.query';
 import { checkDtoInput } from './queue/job-dto';
 import { FlowDefinition, FlowResult } from './interfaces/flow.interface';
@@ -476,11 +475,7 @@ export class QueueService {
     } catch (error) {
       // Another job took the key between this statement's check and its write (two retries of
       // jobs sharing a key, at once): the same conflict as a key taken before.
-      const keyTaken =
-        error instanceof JobQueueDatabaseError &&
-        error.code === '23505' &&
-        error.constraint === UNIQUE_KEY_INDEX;
-      if (!keyTaken) throw error;
+      if (!isUniqueKeyTaken(error)) throw error;
     }
     if (!row) throw await this.whyNotRetried(jobId);
     return toJob(row);

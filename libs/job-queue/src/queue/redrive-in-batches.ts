@@ -1,4 +1,3 @@
-import { JobQueueDatabaseError } from '../errors/job-queue-database.error';
 import { Queryable } from '../sql/queryable';
 import {
   REDRIVE_BATCH_SIZE,
@@ -6,7 +5,7 @@ import {
   RedriveCriteria,
   redriveJobs,
 } from '../sql/redrive-jobs.query';
-import { UNIQUE_KEY_INDEX } from '../sql/unique-keys.sql';
+import { isUniqueKeyTaken } from '../sql/unique-keys.sql';
 
 /** How many times one batch is sent again after another job took one of its keys meanwhile. */
 const KEY_TAKEN_RETRIES = 5;
@@ -60,11 +59,7 @@ async function redriveBatch(
     try {
       return await redriveJobs(db, schema, afterId, criteria, batchSize);
     } catch (error) {
-      const keyTaken =
-        error instanceof JobQueueDatabaseError &&
-        error.code === '23505' &&
-        error.constraint === UNIQUE_KEY_INDEX;
-      if (!keyTaken || retries === KEY_TAKEN_RETRIES) throw error;
+      if (!isUniqueKeyTaken(error) || retries === KEY_TAKEN_RETRIES) throw error;
     }
   }
 }

@@ -1,4 +1,5 @@
 import { JobStatus } from '../entities/job-status.enum';
+import { JobQueueDatabaseError } from '../errors/job-queue-database.error';
 import { UNIQUE_WINDOW_SEPARATOR } from '../job-queue.constants';
 import { QueueSchema } from './queue-schema';
 import { queueNowSql } from './queue-now.sql';
@@ -6,6 +7,18 @@ import { queueNowSql } from './queue-now.sql';
 /** The statuses a job with a unique key can be in. */
 /** The unique index of keys (AddUniquenessPolicies): a unique violation names it. */
 export const UNIQUE_KEY_INDEX = 'jobs_unique_key_idx';
+
+/**
+ * Another job took a key between a statement's check and its write: the unique violation of
+ * `jobs_unique_key_idx`, as the queue's database adapter reports it.
+ */
+export function isUniqueKeyTaken(error: unknown): boolean {
+  return (
+    error instanceof JobQueueDatabaseError &&
+    error.code === '23505' &&
+    error.constraint === UNIQUE_KEY_INDEX
+  );
+}
 
 export type KeyedJobStatus = Exclude<JobStatus, JobStatus.Blocked>;
 
