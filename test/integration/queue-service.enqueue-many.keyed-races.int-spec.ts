@@ -1,6 +1,7 @@
 import { EnqueueManyItem, EnqueueResult, JobQueueDatabaseError } from 'nest-pg-job-queue';
 import { Client } from 'pg';
 import { useQueueTestingModule } from '../support/test-app';
+import { lockWaiters } from '../support/lock-waiters';
 import { waitFor } from '../support/wait-for';
 
 const CALLS = 40;
@@ -104,16 +105,9 @@ describe('QueueService.enqueueMany: batches racing for the same keys', () => {
       await other.query(`BEGIN; SET LOCAL deadlock_timeout = '10s'`);
       await other.query(`SELECT 1 FROM job_queue.jobs WHERE id = $1 FOR UPDATE`, [k2.id]);
       const batch = app.queue.enqueueManyWithOutcome([keyed('lost-2'), keyed('lost-1')]);
-      await waitFor(
-        async () =>
-          (
-            await other.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-               WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-            )
-          ).rows[0].n === 1,
-        { description: 'the batch to wait for the other transaction' },
-      );
+      await waitFor(async () => (await lockWaiters(other)) === 1, {
+        description: 'the batch to wait for the other transaction',
+      });
       await other.query(`SELECT 1 FROM job_queue.jobs WHERE id = $1 FOR UPDATE`, [k1.id]);
       await other.query('COMMIT');
       expect((await batch).map((r) => [r.job.id, r.outcome])).toEqual([
@@ -136,16 +130,9 @@ describe('QueueService.enqueueMany: batches racing for the same keys', () => {
       await other.query(`BEGIN; SET LOCAL deadlock_timeout = '10s'`);
       await other.query(`SELECT 1 FROM job_queue.jobs WHERE id = $1 FOR UPDATE`, [b.id]);
       const dependant = app.queue.enqueue('race.merge', {}, { dependsOn: [a.id, b.id] });
-      await waitFor(
-        async () =>
-          (
-            await other.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity
-               WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-            )
-          ).rows[0].n === 1,
-        { description: 'the enqueue to wait for the other transaction' },
-      );
+      await waitFor(async () => (await lockWaiters(other)) === 1, {
+        description: 'the enqueue to wait for the other transaction',
+      });
       await other.query(`SELECT 1 FROM job_queue.jobs WHERE id = $1 FOR UPDATE`, [a.id]);
       await other.query('COMMIT');
       expect(await dependant).toMatchObject({ status: 'blocked', unfinishedDependencies: 2 });

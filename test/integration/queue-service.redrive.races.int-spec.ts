@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { useQueueTestingModule } from '../support/test-app';
+import { lockWaiters } from '../support/lock-waiters';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -40,16 +41,9 @@ describe('QueueService.redrive beside other transactions', () => {
     )[0].n;
 
   const waitsForALock = () =>
-    waitFor(
-      async () =>
-        (
-          await other.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-          )
-        ).rows[0].n > 0,
-      { description: 'the redrive to wait for the other transaction' },
-    );
+    waitFor(async () => (await lockWaiters(other)) > 0, {
+      description: 'the redrive to wait for the other transaction',
+    });
 
   it('goes past a batch another transaction holds, to the end of the scan', async () => {
     const ids = await failed('bulk', 2_500);
