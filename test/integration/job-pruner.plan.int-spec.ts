@@ -78,8 +78,8 @@ function expectIndexedPrune(plan: string): void {
     expect.stringMatching(/^Index (Only )?Scan using job_dependencies_pkey on job_dependencies\b/),
   );
   expect(names.filter((name) => /Seq Scan on job_dependencies\b/.test(name))).toEqual([]);
-  // Sorted: the rules (a row per type and status), and the page itself (at most a batch) where
-  // PostgreSQL 16 and later sort it for the cursor's ordered aggregates.
+  // Sorted: the rules (a row per type and status), and the page itself (at most a batch), for
+  // the cursor: its last row.
   const sortKeys = names.filter((name, i) => /^Sort Key:/.test(name) && names[i - 1] === 'Sort');
   expect(sortKeys.filter((key) => !/^Sort Key: (types_\d+\.job_type, |page\.)/.test(key))).toEqual(
     [],

@@ -89,7 +89,7 @@ const SHIPPED: Record<string, string> = {
   'CountEachDependencyOnce1795939200019 down':
     'baa0db38d84a69d5230a3300b1d335cb692fcfeef341763e6ad146b184cbbc50',
   'PrunePastKeptJobs1795939200020 up':
-    'fc42e9a438bbcbe83ca366d632059a606469773ed40fe92910edce309496e7e5',
+    '4856a94fca7b82a8ebfe329888527ce0b239ebb91416de8153ba61923feb4a92',
   'PrunePastKeptJobs1795939200020 down':
     '901b2e4866bd59f717680c49137cb8316f7e307fae4195abf22324527aa2267d',
 };

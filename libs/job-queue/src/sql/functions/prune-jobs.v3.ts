@@ -68,21 +68,19 @@ export const pruneJobsQueryV3 = (schema: QueueSchema): string => `
     DELETE FROM ${schema.jobs} AS j USING page
     WHERE j.id = page.id AND NOT page.kept AND j.status IN ('completed', 'failed', 'cancelled')
     RETURNING j.id
+  ), last AS (
+    SELECT page.job_type, page.status, page.completed_at, page.id FROM page
+    ORDER BY page.job_type DESC, page.status DESC, page.completed_at DESC, page.id DESC
+    LIMIT 1
   )
   SELECT (SELECT lock.got FROM lock) AS held,
          (SELECT pg_catalog.count(*)::integer FROM gone) AS deleted,
-         pg_catalog.count(*) FILTER (WHERE page.kept)::integer AS kept,
-         pg_catalog.count(*)::integer AS read,
-         (pg_catalog.array_agg(page.job_type ORDER BY page.job_type DESC, page.status DESC,
-            page.completed_at DESC, page.id DESC))[1] AS last_type,
-         (pg_catalog.array_agg(page.status ORDER BY page.job_type DESC, page.status DESC,
-            page.completed_at DESC, page.id DESC))[1] AS last_status,
-         (EXTRACT(epoch FROM (pg_catalog.array_agg(page.completed_at ORDER BY
-            page.job_type DESC, page.status DESC, page.completed_at DESC, page.id DESC))[1])
-           * 1000000)::bigint AS last_us,
-         (pg_catalog.array_agg(page.id ORDER BY page.job_type DESC, page.status DESC,
-            page.completed_at DESC, page.id DESC))[1] AS last_id
-  FROM page`;
+         (SELECT pg_catalog.count(*) FILTER (WHERE page.kept)::integer FROM page) AS kept,
+         (SELECT pg_catalog.count(*)::integer FROM page) AS read,
+         last.job_type AS last_type, last.status AS last_status,
+         (EXTRACT(epoch FROM last.completed_at) * 1000000)::bigint AS last_us,
+         last.id AS last_id
+  FROM (SELECT) AS one LEFT JOIN last ON true`;
 
 /** The third signature's argument types: the second one's and the cursor. */
 export const PRUNE_JOBS_V3_ARGUMENTS = `${PRUNE_JOBS_V2_ARGUMENTS}, text, text, bigint, bigint`;
