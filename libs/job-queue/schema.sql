@@ -191,6 +191,7 @@ CREATE INDEX jobs_lease_idx ON job_queue.jobs USING btree (heartbeat_at) WHERE (
 CREATE INDEX jobs_list_idx ON job_queue.jobs USING btree (job_type, status, id) WHERE (status <> ALL (ARRAY['claimed'::text, 'running'::text]));
 CREATE UNIQUE INDEX jobs_pkey ON job_queue.jobs USING btree (id);
 CREATE INDEX jobs_scheduled_idx ON job_queue.jobs USING btree (run_at) WHERE (status = 'scheduled'::text);
+CREATE UNIQUE INDEX jobs_successor_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((status = 'blocked'::text) AND (unique_key IS NOT NULL));
 CREATE UNIQUE INDEX jobs_unique_key_idx ON job_queue.jobs USING btree (unique_key) WHERE ((unique_key IS NOT NULL) AND ((status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])) OR job_queue.job_unique_state_counts(unique_states, status)));
 CREATE INDEX jobs_unique_key_prefix_idx ON job_queue.jobs USING btree (unique_key COLLATE "C") WHERE ((unique_key IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::text, 'pending'::text, 'claimed'::text, 'running'::text, 'waiting'::text])));
 CREATE TRIGGER jobs_dead_lettered AFTER UPDATE OF status ON job_queue.jobs FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text) AND (new.attempts > 0))) EXECUTE FUNCTION job_queue.jobs_dead_letter();

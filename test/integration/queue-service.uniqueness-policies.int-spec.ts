@@ -222,7 +222,7 @@ describe('QueueService: uniqueStates, uniqueForMs, debounceMs, throttleMs and ou
     });
 
     it.each([JobStatus.Claimed, JobStatus.Running])(
-      'a %s holder is not replaced: the call is skipped and the holder left as it was',
+      'a %s holder is left as it was: the call creates its successor, blocked until the holder finishes',
       async (status) => {
         const key = `doc:started-${status}`;
         const first = await app.queue.enqueue('search_index', { rev: 1 }, { uniqueKey: key });
@@ -234,7 +234,14 @@ describe('QueueService: uniqueStates, uniqueForMs, debounceMs, throttleMs and ou
           { uniqueKey: key, debounceMs: 1_000 },
         );
 
-        expect(second).toMatchObject({ outcome: 'skipped', job: { id: first.id, status } });
+        expect(second.outcome).toBe('created');
+        expect(second.job).toMatchObject({
+          status: JobStatus.Blocked,
+          data: { rev: 2 },
+          uniqueKey: key,
+          unfinishedDependencies: 1,
+        });
+        expect(second.job.id).not.toBe(first.id);
         expect(await app.queue.getJob(first.id)).toMatchObject({ data: { rev: 1 }, status });
       },
     );

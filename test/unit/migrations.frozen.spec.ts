@@ -92,6 +92,10 @@ const SHIPPED: Record<string, string> = {
     '4856a94fca7b82a8ebfe329888527ce0b239ebb91416de8153ba61923feb4a92',
   'PrunePastKeptJobs1795939200020 down':
     '901b2e4866bd59f717680c49137cb8316f7e307fae4195abf22324527aa2267d',
+  'AddDebounceSuccessors1795939200021 up':
+    'f9632f5f877a8f744ac16e3e0631f9e74db16e2fd7c22c8b1e2b75acbbd04c80',
+  'AddDebounceSuccessors1795939200021 down':
+    'a322f6dc58fe34d9d5f35957971790ab02e0a7bdcbfc546ea8c07497943dd8e2',
 };
 
 /** A QueryRunner that records what it is sent and answers the migrations' few look-ups. */

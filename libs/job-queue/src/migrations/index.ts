@@ -22,6 +22,7 @@ import { addJobDependenciesFor } from './1795939200017-AddJobDependencies';
 import { addDeadLettersFor } from './1795939200018-AddDeadLetters';
 import { countEachDependencyOnceFor } from './1795939200019-CountEachDependencyOnce';
 import { prunePastKeptJobsFor } from './1795939200020-PrunePastKeptJobs';
+import { addDebounceSuccessorsFor } from './1795939200021-AddDebounceSuccessors';
 import { MigrationClass } from './schema-migration';
 
 /** One set of classes per schema: asking twice gives the same classes, as a list of imports would. */
@@ -74,6 +75,7 @@ export function jobQueueMigrationsFor(
     addDeadLettersFor(schema),
     countEachDependencyOnceFor(schema),
     prunePastKeptJobsFor(schema),
+    addDebounceSuccessorsFor(schema),
   ];
   bySchema.set(name, migrations);
   return [...migrations];

@@ -3,20 +3,25 @@ import { EnqueueOutcome, EnqueueResult } from '../interfaces/enqueue-options.int
 import { findUniqueKeyHolders } from '../sql/find-unique-key-holders.query';
 import { insertJobs, JobInsertRow } from '../sql/insert-jobs.query';
 import { JobRow, Queryable, toJob } from '../sql/queryable';
+import { insertSuccessorJobs, SuccessorRow } from '../sql/insert-successor-jobs.query';
 import { DebouncedRow, replaceDebouncedJobs } from '../sql/replace-debounced-jobs.query';
-import { callerUniqueKey, isStoredUniqueKey } from '../sql/unique-keys.sql';
+import { callerUniqueKey, countsOnlyUnfinished, isStoredUniqueKey } from '../sql/unique-keys.sql';
 
 // Each round ends with a key taken by someone else: held by a job that finished (or whose
 // window ended) before we looked it up, or, for a debounce, created by another caller after our
-// replace found nothing. More than a few rounds means something else is wrong.
+// replace found nothing (a holder or a successor). More than a few rounds means something else is wrong.
 const MAX_UNIQUE_KEY_ROUNDS = 8;
 
 /** The statuses of a holder that has not started: a debounce replaces its data. */
 const NOT_STARTED: readonly string[] = [JobStatus.Scheduled, JobStatus.Pending, JobStatus.Waiting];
 
+/** The statuses of a holder that has started: a debounce adds a successor to run after it. */
+const STARTED: readonly string[] = [JobStatus.Claimed, JobStatus.Running];
+
 /**
- * Enqueues the rows, in their order, and says what became of each: `created`, `replaced` (a
- * debounce gave its data to the key's holder) or `skipped` (the key's holder is returned). The
+ * Enqueues the rows, in their order, and says what became of each: `created` (a new job, or a
+ * debounce's successor to a holder that has started), `replaced` (a debounce gave its data to
+ * the key's successor or its holder not started) or `skipped` (the key's holder is returned). The
  * unique index decides every clash; each statement here only acts on what it found (a replace
  * of holders not started, an insert that does nothing on a clash, a look-up of holders), and a
  * row none of them settled goes round again. Rows without keys take the one insert statement.
@@ -76,6 +81,8 @@ export async function enqueueRows(
         now,
       ),
     );
+    const successors: number[] = [];
+    const successorRows: SuccessorRow[] = [];
     for (const index of pending) {
       const row = rows[index];
       const holder = holders
@@ -85,7 +92,20 @@ export async function enqueueRows(
         );
       // No holder: the key was freed since; a debounce's holder not started: replace it.
       if (!holder || (row.debounceMs !== null && replaceable(holder, row))) continue;
+      if (row.debounceMs !== null && takesSuccessor(holder, row)) {
+        successors.push(index);
+        successorRows.push({
+          row,
+          holderId: String(holder.id),
+          holderKey: holder.unique_key as string,
+        });
+        continue;
+      }
       settle(index, toJob(holder), 'skipped');
+    }
+    if (successors.length > 0) {
+      const added = await insertSuccessorJobs(db, schema, successorRows, now);
+      for (const [position, row] of added) settle(successors[position], toJob(row), 'created');
     }
     pending = unsettled();
   }
@@ -116,6 +136,22 @@ function inKeyOrder(indices: readonly number[], rows: readonly JobInsertRow[]): 
 
 function replaceable(holder: JobRow, row: JobInsertRow): boolean {
   return NOT_STARTED.includes(holder.status as string) && holder.job_type === row.jobType;
+}
+
+/**
+ * A debounce whose holder has started gets a successor that runs after it, when the holder is of
+ * its type and neither key counts in a finished status: the successor takes the key in the
+ * statement that finishes the holder, which a holder still holding it once finished (its
+ * `uniqueStates` name `completed`, say) would refuse. Such a call is `skipped`, as any call of
+ * that key would be once the holder finished.
+ */
+function takesSuccessor(holder: JobRow, row: JobInsertRow): boolean {
+  return (
+    STARTED.includes(holder.status as string) &&
+    holder.job_type === row.jobType &&
+    countsOnlyUnfinished(row.uniqueStates) &&
+    countsOnlyUnfinished(holder.unique_states as number | null)
+  );
 }
 
 /** The holders by their caller's key (a key's holders differ in their windows). */

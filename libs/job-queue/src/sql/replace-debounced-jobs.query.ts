@@ -13,7 +13,9 @@ export interface DebouncedRow {
 }
 
 /**
- * Only a holder that has not started takes the new data: `scheduled`, `pending` or `waiting`
+ * The key's debounce successor, when it has one, takes the new data (it stays `blocked` on its
+ * holder; see insert-successor-jobs.query.ts): the last call's data is what runs after the
+ * holder. Else only a holder that has not started takes it: `scheduled`, `pending` or `waiting`
  * (set aside for its concurrency key, which it stays), and of the same type. A holder another
  * transaction writes (a claim) is waited for, then read again: once claimed it is no longer one
  * to replace. Rows in other statuses are not locked.
@@ -29,7 +31,7 @@ const REPLACE_DEBOUNCED_JOBS = (schema: QueueSchema): string => `
   UPDATE ${schema.jobs} AS j SET
     data = COALESCE(t.data, 'null'::jsonb),
     run_at = ${queueNowSql('$2')} + t.debounce_ms * interval '1 millisecond',
-    status = CASE WHEN j.status = 'waiting' THEN 'waiting'
+    status = CASE WHEN j.status IN ('waiting', 'blocked') THEN j.status
                   WHEN t.debounce_ms > 0::float8 THEN 'scheduled' ELSE 'pending' END,
     updated_at = ${queueNowSql('$2')}
   FROM (
@@ -41,13 +43,20 @@ const REPLACE_DEBOUNCED_JOBS = (schema: QueueSchema): string => `
         SELECT ${storedUniqueKeySql('given.unique_key', 'given.window_ms', '$2')} AS stored_key
       ) AS k
       CROSS JOIN LATERAL (
-        SELECT h.id FROM ${schema.jobs} AS h
-        WHERE h.unique_key = k.stored_key AND ${uniqueKeyCountsSql(schema, 'h.')}
-          AND h.status IN ('scheduled', 'pending', 'waiting') AND h.job_type = given.type
-        LIMIT 1
+        SELECT COALESCE((
+          SELECT s.id FROM ${schema.jobs} AS s
+          WHERE s.unique_key = k.stored_key AND s.status = 'blocked' AND s.unique_key IS NOT NULL
+            AND s.job_type = given.type
+          LIMIT 1
+        ), (
+          SELECT h.id FROM ${schema.jobs} AS h
+          WHERE h.unique_key = k.stored_key AND ${uniqueKeyCountsSql(schema, 'h.')}
+            AND h.status IN ('scheduled', 'pending', 'waiting') AND h.job_type = given.type
+          LIMIT 1
+        )) AS id
       ) AS held
   ) AS t
-  WHERE j.id = t.id AND j.status IN ('scheduled', 'pending', 'waiting')
+  WHERE j.id = t.id AND j.status IN ('scheduled', 'pending', 'waiting', 'blocked')
   RETURNING t.ordinality - 1::bigint AS "inputIndex", j.*`;
 
 /**

@@ -25,8 +25,9 @@ export type KeyedJobStatus = Exclude<JobStatus, JobStatus.Blocked>;
 /**
  * How a row stores the statuses its unique key counts in (`jobs.unique_states`): one bit per
  * status. The bits are those of `job_unique_state_counts` (sql/functions/unique-state-counts.v1.ts);
- * NULL stores the default, the unfinished statuses. A `blocked` job has none: it has dependencies,
- * and a job with dependencies has no unique key (`dependsOn` refuses one).
+ * NULL stores the default, the unfinished statuses. A key never counts in `blocked`: `dependsOn`
+ * refuses a key, and a debounce's successor, the one blocked job with a key, shares its holder's
+ * (`jobs_successor_key_idx` keeps successors one a key).
  */
 export const UNIQUE_STATE_BITS: Readonly<Record<KeyedJobStatus, number>> = {
   [JobStatus.Scheduled]: 1,
@@ -51,6 +52,14 @@ export const UNFINISHED_STATUSES: readonly KeyedJobStatus[] = [
   JobStatus.Running,
   JobStatus.Waiting,
 ];
+
+/** The bits of `UNFINISHED_STATUSES` in `jobs.unique_states`. */
+const UNFINISHED_BITS = UNFINISHED_STATUSES.reduce((mask, status) => mask | UNIQUE_STATE_BITS[status], 0);
+
+/** Whether a key with these `unique_states` (null: the default) counts in no finished status. */
+export function countsOnlyUnfinished(states: number | null): boolean {
+  return states === null || (states & ~UNFINISHED_BITS) === 0;
+}
 
 /**
  * The caller's key of a stored one: without its window. The queue hands out jobs with this
