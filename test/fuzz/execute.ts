@@ -20,6 +20,7 @@ import { main as cliMain } from '../../libs/job-queue/src/cli/main';
 import type { Fleet } from './fleet';
 import type { JobRef, JobSpec, Operation } from './fuzz-types';
 import type { FuzzModel } from './model';
+import { debounceKeptEdit } from './invariants';
 
 export interface ExecutionContext {
   queue: QueueService;
@@ -184,6 +185,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
               .then((created) => ({ job: created, outcome: '-' })),
       );
       if (!result.ok) return wroteNothing(context, 'enqueue', result.error);
+      debounceKeptEdit(context, job, result.value.job);
       model.addJobs([result.value.job.id]);
       return `job ${result.value.job.id} ${result.value.outcome}${opts.dependsOn ? ` after ${opts.dependsOn.join(',')}` : ''}`;
     }
@@ -199,6 +201,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
           : queue.enqueueMany(items).then((jobs) => jobs.map((job) => ({ job, outcome: '-' }))),
       );
       if (!result.ok) return wroteNothing(context, 'enqueueMany', result.error);
+      result.value.forEach((r, i) => debounceKeptEdit(context, operation.jobs[i], r.job));
       model.addJobs(result.value.map((r) => r.job.id));
       return `jobs ${result.value.map((r) => `${r.job.id} ${r.outcome}`).join(', ')}`;
     }

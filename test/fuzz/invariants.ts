@@ -9,6 +9,7 @@
  * `known-defects.e2e-spec.ts` says so. When the fix lands, delete its entry here.
  */
 import type { ExecutionContext } from './execute';
+import type { JobSpec } from './fuzz-types';
 
 const FINISHED = `('completed', 'failed', 'cancelled')`;
 
@@ -357,6 +358,33 @@ async function redriveFinishes(context: ExecutionContext): Promise<void> {
     model.violate(
       '9 redrive finishes',
       `redrive(${redrive.calls.map((c) => JSON.stringify(c)).join(' and ')}) left ${left[0].n} failed job(s) it could move: ${left[0].ids}`,
+    );
+  }
+}
+
+/** The statuses a unique key always counts in: a key naming only these gets successors. */
+const UNFINISHED = ['scheduled', 'pending', 'waiting', 'claimed', 'running'];
+
+/**
+ * 10. A debounced call keeps its edit: the job it returns holds its data (`data.s`, the step),
+ * unless a job of another type holds the key or the key counts in a finished status (those are
+ * `skipped` by design). A holder that has started gets a successor with the data, so a call
+ * answered with a started holder of its own type dropped the edit.
+ */
+export function debounceKeptEdit(
+  context: ExecutionContext,
+  spec: JobSpec,
+  job: { id: string; jobType: string; status: string; data: unknown },
+): void {
+  if (spec.unique?.debounceMs === undefined) return;
+  context.model.checked('10 debounce keeps the edit');
+  const data = job.data as { s?: number } | null;
+  if (data?.s === context.model.step) return;
+  const onlyUnfinished = (spec.unique.states ?? []).every((state) => UNFINISHED.includes(state));
+  if (job.jobType === spec.type && onlyUnfinished && ['claimed', 'running'].includes(job.status)) {
+    context.model.violate(
+      '10 debounce keeps the edit',
+      `a debounced enqueue of key ${spec.unique.key} was answered with job ${job.id} (${job.status}), without its data`,
     );
   }
 }
