@@ -36,9 +36,12 @@ export interface JobOptions {
   /**
    * Debounce: when a job that holds the key has not started yet (`scheduled`, `pending` or
    * `waiting`, of the same type), its `data` is replaced by this call's and its `run_at` moved to
-   * now + `debounceMs` (outcome `replaced`); its other options stay. Otherwise a new job is
-   * created to run at now + `debounceMs`, or, when the holder has started, the call is
-   * `skipped`. Needs `uniqueKey`; not with `throttleMs`, `runAt` or `delayMs`.
+   * now + `debounceMs` (outcome `replaced`); its other options stay. With no holder, a new job
+   * is created to run at now + `debounceMs`. When the holder has started (`claimed`, `running`),
+   * the call creates its successor (`created`), `blocked` until the holder finishes whatever its
+   * outcome; later calls replace the successor's data (`replaced`). A holder of another type, or
+   * a key whose `uniqueStates` name a finished status, makes the call `skipped`. Needs
+   * `uniqueKey`; not with `throttleMs`, `runAt` or `delayMs`.
    */
   debounceMs?: number;
   /**
@@ -108,8 +111,9 @@ export interface EnqueueManyItem<T = unknown> extends JobOptions {
 }
 
 /**
- * What an enqueue did: `created` a job, `replaced` the data and `run_at` of the job that held
- * the key (`debounceMs`), or `skipped` because a job holds the key (`uniqueKey`, `throttleMs`).
+ * What an enqueue did: `created` a job (a debounce's successor included), `replaced` the data and
+ * `run_at` of the key's job not yet started (`debounceMs`), or `skipped` because a job holds the
+ * key (`uniqueKey`, `throttleMs`).
  *
  * @publicApi
  */
