@@ -18,7 +18,7 @@ import {
 } from 'nest-pg-job-queue';
 import { main as cliMain } from '../../libs/job-queue/src/cli/main';
 import type { Fleet } from './fleet';
-import type { JobRef, JobSpec, Operation } from './fuzz-types';
+import type { HandlerScript, JobRef, JobSpec, Operation } from './fuzz-types';
 import type { FuzzModel } from './model';
 import { debounceKeptEdit } from './invariants';
 
@@ -164,6 +164,45 @@ async function wroteNothing(
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** The statuses of a job that has not started. */
+const NOT_STARTED = ['scheduled', 'pending', 'waiting', 'blocked'];
+
+/**
+ * A debounced enqueue of `spec`, then, once the job holding its key has started (or after 3 s:
+ * limits, pauses and kills may keep it from starting), a second call of the key with `edit`'s
+ * data, which invariant 10 checks by its `n`.
+ */
+async function debounceEdit(
+  context: ExecutionContext,
+  spec: JobSpec,
+  edit: HandlerScript,
+): Promise<string> {
+  const { queue, model, dataSource } = context;
+  spec.script.s = model.step;
+  const first = await publicCall(context, `enqueue(${spec.type}, debounced)`, () =>
+    queue.enqueueWithOutcome(spec.type, spec.script, jobOptions(spec)),
+  );
+  if (!first.ok) return wroteNothing(context, 'enqueue', first.error);
+  model.addJobs([first.value.job.id]);
+  const holder = first.value.job.id;
+  const deadline = Date.now() + 3_000;
+  while (Date.now() < deadline) {
+    const [row] = await dataSource.query(`SELECT status FROM job_queue.jobs WHERE id = $1`, [
+      holder,
+    ]);
+    if (!row || !NOT_STARTED.includes(row.status)) break;
+    await sleep(50);
+  }
+  const data: HandlerScript = { ...edit, n: spec.script.n + 1, s: model.step };
+  const second = await publicCall(context, `enqueue(${spec.type}, edit)`, () =>
+    queue.enqueueWithOutcome(spec.type, data, jobOptions(spec)),
+  );
+  if (!second.ok) return `job ${holder} ${first.value.outcome}; edit: ${second.error}`;
+  debounceKeptEdit(context, spec, second.value.job, (kept) => kept?.n === data.n);
+  model.addJobs([second.value.job.id]);
+  return `job ${holder} ${first.value.outcome}; edit: job ${second.value.job.id} ${second.value.outcome}`;
+}
 
 export async function execute(context: ExecutionContext, operation: Operation): Promise<string> {
   const { queue, model, fleet } = context;
@@ -356,5 +395,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
     case 'sleep':
       await sleep(operation.ms);
       return '';
+    case 'debounceEdit':
+      return debounceEdit(context, operation.job, operation.edit);
   }
 }

@@ -90,6 +90,8 @@ export type Operation =
   | { op: 'kill'; worker: number }
   | { op: 'terminateConnections'; worker: number }
   | { op: 'stopStart'; worker: number; stoppedMs: number }
-  | { op: 'sleep'; ms: number };
+  | { op: 'sleep'; ms: number }
+  /** A debounced job, then, once it has started (or after 3 s), an edit of its key. */
+  | { op: 'debounceEdit'; job: JobSpec; edit: HandlerScript };
 
 export type OperationKind = Operation['op'];

@@ -9,7 +9,7 @@
  * `known-defects.e2e-spec.ts` says so. When the fix lands, delete its entry here.
  */
 import type { ExecutionContext } from './execute';
-import type { JobSpec } from './fuzz-types';
+import type { HandlerScript, JobSpec } from './fuzz-types';
 
 const FINISHED = `('completed', 'failed', 'cancelled')`;
 
@@ -366,7 +366,8 @@ async function redriveFinishes(context: ExecutionContext): Promise<void> {
 const UNFINISHED = ['scheduled', 'pending', 'waiting', 'claimed', 'running'];
 
 /**
- * 10. A debounced call keeps its edit: the job it returns holds its data (`data.s`, the step),
+ * 10. A debounced call keeps its edit: the job it returns holds its data (`holdsEdit`; by
+ * default `data.s`, the step, as a batch's items of one key share the last one's data),
  * unless a job of another type holds the key or the key counts in a finished status (those are
  * `skipped` by design). A holder that has started gets a successor with the data, so a call
  * answered with a started holder of its own type dropped the edit.
@@ -375,11 +376,11 @@ export function debounceKeptEdit(
   context: ExecutionContext,
   spec: JobSpec,
   job: { id: string; jobType: string; status: string; data: unknown },
+  holdsEdit: (data: HandlerScript | null) => boolean = (data) => data?.s === context.model.step,
 ): void {
   if (spec.unique?.debounceMs === undefined) return;
   context.model.checked('10 debounce keeps the edit');
-  const data = job.data as { s?: number } | null;
-  if (data?.s === context.model.step) return;
+  if (holdsEdit(job.data as HandlerScript | null)) return;
   const onlyUnfinished = (spec.unique.states ?? []).every((state) => UNFINISHED.includes(state));
   if (job.jobType === spec.type && onlyUnfinished && ['claimed', 'running'].includes(job.status)) {
     context.model.violate(

@@ -80,6 +80,7 @@ export const DEFAULT_WEIGHTS: Record<OperationKind, number> = {
   terminateConnections: 2,
   stopStart: 2,
   sleep: 10,
+  debounceEdit: 3,
 };
 
 /** `uniqueStates` must name every status a key always counts in. */
@@ -272,6 +273,24 @@ const arbitraries: Record<OperationKind, fc.Arbitrary<Operation>> = {
     stoppedMs: fc.integer({ min: 0, max: 1_500 }),
   }),
   sleep: fc.record({ op: fc.constant('sleep' as const), ms: fc.integer({ min: 50, max: 1_000 }) }),
+  // An edit while its key's job runs: the first job works long enough to be caught running.
+  debounceEdit: fc.record({
+    op: fc.constant('debounceEdit' as const),
+    job: fc
+      .record({
+        type: fc.constantFrom(...JOB_TYPES.filter((type) => type !== 'fz.dl')),
+        script: script.map((first) => ({ ...first, ms: Math.max(first.ms, 400) })),
+        key: fc.constantFrom(...UNIQUE_KEYS),
+        debounceMs: fc.integer({ min: 0, max: 300 }),
+      })
+      .map(({ type, script: first, key, debounceMs }) => ({
+        type,
+        script: first,
+        unique: { key, debounceMs },
+        ...(KEYED_TYPES.includes(type) ? { concurrencyKey: KEYS[first.n % KEYS.length] } : {}),
+      })),
+    edit: script,
+  }),
 };
 
 /** The operation arbitrary under `weights` (kinds weighted 0 are never drawn). */
