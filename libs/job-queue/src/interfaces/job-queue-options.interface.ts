@@ -69,7 +69,9 @@ export interface JobQueueModuleOptions {
   /**
    * A job `waiting` this long for its concurrency key while no job of the key runs and no rate
    * window will release it is moved back to `pending` by the reaper's pass, with a warning per
-   * type: a safety net for a release the queue missed. `false`: never. Default: 300000.
+   * type: a safety net for a release the queue missed, and what releases them once a type's
+   * handler is gone from every node (its stored limits stay until a worker with it boots).
+   * `false`: never. Default: 300000.
    */
   stuckAfterMs?: number | false;
   /**

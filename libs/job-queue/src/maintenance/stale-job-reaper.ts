@@ -37,8 +37,10 @@ export class StaleJobReaper extends MaintenanceTask {
 
   /**
    * Moves the jobs waiting past `stuckAfterMs` for a key nothing will release back to `pending`,
-   * and warns once per type with how many and the oldest id: the queue's own releases should
-   * never leave one, so each line is worth a look. Nothing with `stuckAfterMs: false`.
+   * and warns once per type with how many and the oldest id. The queue's own releases leave one
+   * only when the type's handler is gone from every node (a key's last holder, handed back or
+   * rescued, releases one waiting job, and no node runs that one to free the next); otherwise
+   * each line is worth a look. Nothing with `stuckAfterMs: false`.
    */
   async releaseStuckOnce(
     now: Date | null = null,

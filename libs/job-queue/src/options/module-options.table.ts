@@ -89,7 +89,8 @@ export const MODULE_OPTIONS = {
     doc:
       'a job `waiting` this long for a key with no running job and no rate window that will ' +
       "release it is moved back to `pending`, with a warning per type (a safety net: the queue's " +
-      'own releases should never leave one); `false`: never',
+      "own releases leave one only when a type's handler is gone from every node, whose stored " +
+      'limits stay until a worker with it boots); `false`: never',
     resolve: (value, option) =>
       value === false ? false : value === undefined ? 300_000 : check.integer(option, value, 1),
   },
