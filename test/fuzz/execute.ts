@@ -199,7 +199,7 @@ async function debounceEdit(
     queue.enqueueWithOutcome(spec.type, data, jobOptions(spec)),
   );
   if (!second.ok) return `job ${holder} ${first.value.outcome}; edit: ${second.error}`;
-  debounceKeptEdit(context, spec, second.value.job, (kept) => kept?.n === data.n);
+  await debounceKeptEdit(context, spec, second.value.job, (kept) => kept?.n === data.n);
   model.addJobs([second.value.job.id]);
   return `job ${holder} ${first.value.outcome}; edit: job ${second.value.job.id} ${second.value.outcome}`;
 }
@@ -224,7 +224,7 @@ export async function execute(context: ExecutionContext, operation: Operation): 
               .then((created) => ({ job: created, outcome: '-' })),
       );
       if (!result.ok) return wroteNothing(context, 'enqueue', result.error);
-      debounceKeptEdit(context, job, result.value.job);
+      await debounceKeptEdit(context, job, result.value.job);
       model.addJobs([result.value.job.id]);
       return `job ${result.value.job.id} ${result.value.outcome}${opts.dependsOn ? ` after ${opts.dependsOn.join(',')}` : ''}`;
     }
@@ -240,7 +240,9 @@ export async function execute(context: ExecutionContext, operation: Operation): 
           : queue.enqueueMany(items).then((jobs) => jobs.map((job) => ({ job, outcome: '-' }))),
       );
       if (!result.ok) return wroteNothing(context, 'enqueueMany', result.error);
-      result.value.forEach((r, i) => debounceKeptEdit(context, operation.jobs[i], r.job));
+      for (const [i, r] of result.value.entries()) {
+        await debounceKeptEdit(context, operation.jobs[i], r.job);
+      }
       model.addJobs(result.value.map((r) => r.job.id));
       return `jobs ${result.value.map((r) => `${r.job.id} ${r.outcome}`).join(', ')}`;
     }

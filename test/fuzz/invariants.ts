@@ -362,32 +362,43 @@ async function redriveFinishes(context: ExecutionContext): Promise<void> {
   }
 }
 
+/** `jobs.unique_states` bits of the statuses a key always counts in (scheduled … running). */
+const UNFINISHED_BITS = 31;
 /** The statuses a unique key always counts in: a key naming only these gets successors. */
 const UNFINISHED = ['scheduled', 'pending', 'waiting', 'claimed', 'running'];
 
 /**
  * 10. A debounced call keeps its edit: the job it returns holds its data (`holdsEdit`; by
  * default `data.s`, the step, as a batch's items of one key share the last one's data),
- * unless a job of another type holds the key or the key counts in a finished status (those are
- * `skipped` by design). A holder that has started gets a successor with the data, so a call
- * answered with a started holder of its own type dropped the edit.
+ * unless a job of another type holds the key or either key counts in a finished status (the
+ * call's or the holder's own `uniqueStates`: those calls are `skipped` by design). A holder that
+ * has started gets a successor with the data, so a call answered with a started holder of its own
+ * type dropped the edit.
  */
-export function debounceKeptEdit(
+export async function debounceKeptEdit(
   context: ExecutionContext,
   spec: JobSpec,
   job: { id: string; jobType: string; status: string; data: unknown },
   holdsEdit: (data: HandlerScript | null) => boolean = (data) => data?.s === context.model.step,
-): void {
+): Promise<void> {
   if (spec.unique?.debounceMs === undefined) return;
   context.model.checked('10 debounce keeps the edit');
   if (holdsEdit(job.data as HandlerScript | null)) return;
   const onlyUnfinished = (spec.unique.states ?? []).every((state) => UNFINISHED.includes(state));
-  if (job.jobType === spec.type && onlyUnfinished && ['claimed', 'running'].includes(job.status)) {
-    context.model.violate(
-      '10 debounce keeps the edit',
-      `a debounced enqueue of key ${spec.unique.key} was answered with job ${job.id} (${job.status}), without its data`,
-    );
+  if (job.jobType !== spec.type || !onlyUnfinished || !['claimed', 'running'].includes(job.status)) {
+    return;
   }
+  const [holder] = await context.dataSource.query(
+    `SELECT unique_states FROM job_queue.jobs WHERE id = $1`,
+    [job.id],
+  );
+  if (holder && holder.unique_states !== null && (holder.unique_states & ~UNFINISHED_BITS) !== 0) {
+    return;
+  }
+  context.model.violate(
+    '10 debounce keeps the edit',
+    `a debounced enqueue of key ${spec.unique.key} was answered with job ${job.id} (${job.status}), without its data`,
+  );
 }
 
 /** After every operation. */
