@@ -1,5 +1,5 @@
 'use strict';
-// npm run bench [-- --quick] [-- --only=name,name] [-- --reps=N] [-- --cpu-prof]
+// npm run bench [-- --quick] [-- --only=a,b] [-- --reps=N] [-- --cpu-prof] [-- --baseline=X]
 // Runs bench/run.sh's build first; see bench/README.md.
 const fs = require('node:fs');
 const os = require('node:os');
@@ -11,6 +11,7 @@ const { render, fmt } = require('./lib/report');
 const { dropLeftovers, withClient } = require('./lib/db');
 const { serverUrl, redisUrl } = require('./lib/env');
 const { packageVersion } = require('./lib/packages');
+const baseline = require('./lib/baseline');
 
 const MEASUREMENTS = [
   require('./measurements/enqueue'),
@@ -29,6 +30,10 @@ const HELP = `npm run bench -- [options]
   --only=a,b         peers and/or measurements to run (names below)
   --cases=a,b        of a measurement with cases (claim's keys, say), only these
   --reps=N           runs per measurement (default 3, quick 1)
+  --baseline=X       also run a second build as ours@base (each variant of ours as <name>@base),
+                     its runs alternating with today's; X: a commit, a folder holding a built
+                     package or a .tgz (run.sh prepares it; main.js takes the unpacked
+                     <folder>/node_modules/nest-pg-job-queue)
   --no-analyze       do not ANALYZE the pre-enqueued backlog before processing (cold statistics)
   --cpu-prof         write .cpuprofile files of the worker processes to bench/profiles/
   --alloc-prof       write .heapprofile files of what the worker processes allocate (freed
@@ -69,6 +74,8 @@ function guarded(run) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  // Before the adapters load: the ours adapter adds the `@base` twins from it.
+  const baselineInfo = baseline.useBaseline(args.baseline);
   const peers = allPeers();
   if (args.help || args.list) {
     console.log(HELP);
@@ -116,9 +123,10 @@ async function main() {
   if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (see --list)`);
   const onlyPeers = args.only?.filter((n) => peers.some((p) => p.name === n));
   const onlyMeasurements = args.only?.filter((n) => MEASUREMENTS.some((m) => m.name === n));
-  const selectedPeers = peers.filter((p) =>
-    onlyPeers?.length ? onlyPeers.includes(p.name) : !cfg.peers || cfg.peers.includes(p.name),
-  );
+  // A peer with a baseline twin brings it along (--only=ours runs ours@base too).
+  const named = onlyPeers?.length ? onlyPeers : cfg.peers;
+  const wanted = named && baseline.withTwins(named, peers);
+  const selectedPeers = peers.filter((p) => !wanted || wanted.includes(p.name));
   // A measurement marked onlyWhenNamed (its setup takes minutes) runs only when --only names it.
   const selectedMeasurements = MEASUREMENTS.filter((m) =>
     onlyMeasurements?.length ? onlyMeasurements.includes(m.name) : !m.onlyWhenNamed,
@@ -130,12 +138,14 @@ async function main() {
     config: { ...cfg, runTimeoutMs: undefined },
     machine: await machine(),
     peers: selectedPeers.map((p) => ({ name: p.name, summary: p.variant.summary })),
+    ...(baselineInfo && { baseline: baselineInfo }),
     measurements: [],
   };
   console.log(
     `job-queue bench (${cfg.mode}, ${cfg.reps} run${cfg.reps > 1 ? 's' : ''} each) on ${results.machine.postgres}; ` +
       `load average ${results.machine.loadAverageAtStart.join(' ')}`,
   );
+  if (baselineInfo) console.log(`baseline (the peers named …@base): ${baselineInfo.source}`);
   await dropLeftovers();
 
   for (const m of selectedMeasurements) {
@@ -145,7 +155,7 @@ async function main() {
     const entry = { name: m.name, title: m.title(cfg), metrics, extras: m.extras, rows: [] };
     const runners = [];
     for (const peer of selectedPeers) {
-      if (m.only && !m.only.includes(peer.name)) continue;
+      if (m.only && !m.only.includes(peer.variant.baseOf ?? peer.name)) continue;
       if (peer.variant.skip?.includes(m.name)) continue;
       for (const unit of units) {
         const label = unit === m ? peer.name : `${peer.name}: ${caseLabel(unit, cfg)}`;
@@ -155,11 +165,14 @@ async function main() {
       }
     }
     if (runners.length === 0) continue;
+    // Each `@base` twin runs right after its original (rows side by side in the table).
+    const slots = baseline.pairRunners(runners);
+    entry.rows = slots.flat().map((r) => r.row);
     results.measurements.push(entry);
     console.log(`\n== ${entry.title}`);
     // Repetitions go round the peers, so a noisy minute on the machine hits all of them alike.
     for (let rep = 1; rep <= cfg.reps; rep++) {
-      for (const { peer, unit, row } of runners) {
+      for (const { peer, unit, row } of slots.flatMap((slot) => baseline.slotOrder(slot, rep))) {
         if (row.error) continue;
         const started = Date.now();
         try {
@@ -186,6 +199,8 @@ async function main() {
         );
       }
     }
+    if (baselineInfo)
+      entry.comparisons = baseline.comparisons(slots, [...metrics, ...(m.extras ?? [])]);
     write(outFile, results);
   }
   results.finishedAt = new Date().toISOString();

@@ -4,6 +4,8 @@
 // TypeOrmModule.forRoot + JobQueueModule.forRoot and a provider with a no-op @JobHandler.
 // Decorators are applied by hand: this is plain JavaScript, as a user's compiled code is.
 require('reflect-metadata');
+const fs = require('node:fs');
+const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const { packageDir } = require('../lib/packages');
@@ -11,17 +13,38 @@ const { JOBS, qualified } = require('../lib/schema');
 
 const JOB_TYPE = 'bench.noop';
 
-function load() {
-  let queue;
+/** Today's build, where run.sh unpacks it. */
+const TODAY = path.join(__dirname, '..', 'node_modules', 'nest-pg-job-queue');
+/** The baseline's (main.js --baseline; inherited by worker processes): variants `<name>@base`. */
+const BASELINE = process.env.BENCH_BASELINE_PACKAGE;
+
+/**
+ * `nest-pg-job-queue` (or a subpath) from the copy in `queueDir`, resolved as a bare name from
+ * the folder above its node_modules so that the package's `exports` apply. The walk up from the
+ * baseline's folder reaches bench/node_modules too: a file found outside `queueDir` is refused,
+ * so `ours@base` can never run today's build by mistake.
+ */
+function requireQueue(queueDir, subpath = '') {
+  let file;
   try {
-    queue = require('nest-pg-job-queue');
+    file = require.resolve(`nest-pg-job-queue${subpath}`, {
+      paths: [path.dirname(path.dirname(queueDir))],
+    });
   } catch (error) {
     throw new Error(
-      `nest-pg-job-queue is not installed in bench/node_modules: run the bench through bench/run.sh (${error.message})`,
+      `nest-pg-job-queue is not installed at ${queueDir}: run the bench through bench/run.sh (${error.message})`,
     );
   }
+  if (!file.startsWith(fs.realpathSync(queueDir) + path.sep)) {
+    throw new Error(`nest-pg-job-queue${subpath} resolved to ${file}, outside ${queueDir}`);
+  }
+  return require(file);
+}
+
+/** The library (its copy in `queueDir`) and the app's packages, one copy shared by both builds. */
+function load(queueDir = TODAY) {
   return {
-    queue,
+    queue: requireQueue(queueDir),
     NestFactory: require('@nestjs/core').NestFactory,
     common: require('@nestjs/common'),
     TypeOrmModule: require('@nestjs/typeorm').TypeOrmModule,
@@ -45,9 +68,10 @@ async function bootApp(
     transaction = false,
     migrationsRun = false,
     name,
+    queueDir = TODAY,
   },
 ) {
-  const { queue, NestFactory, common, TypeOrmModule } = load();
+  const { queue, NestFactory, common, TypeOrmModule } = load(queueDir);
   const providers = [];
   if (onJob) {
     class BenchHandlers {
@@ -84,7 +108,7 @@ async function bootApp(
       queue.JobQueueModule.forRoot(
         onJob ? moduleOptions : { worker: false, ...(name ? { dataSource: name } : {}) },
       ),
-      ...observedModules(observe),
+      ...observedModules(observe, queueDir),
     ],
     providers,
   })(BenchModule);
@@ -102,11 +126,11 @@ async function bootApp(
  * traced: once a context is made active, Node's AsyncLocalStorage follows every promise of the
  * process, whoever made it, and that is a cost of the SDK's, not of the queue's spans.
  */
-function observedModules(observe) {
+function observedModules(observe, queueDir) {
   const modules = [];
   if (observe?.metrics) {
     const { Registry } = require('prom-client');
-    const { JobQueueMetricsModule } = require('nest-pg-job-queue/prometheus');
+    const { JobQueueMetricsModule } = requireQueue(queueDir, '/prometheus');
     modules.push(JobQueueMetricsModule.forRoot({ registry: new Registry() }));
   }
   if (observe?.otelSdk || observe?.tracing) {
@@ -132,7 +156,7 @@ function observedModules(observe) {
     );
   }
   if (observe?.tracing) {
-    const { JobQueueTracingModule } = require('nest-pg-job-queue/opentelemetry');
+    const { JobQueueTracingModule } = requireQueue(queueDir, '/opentelemetry');
     modules.push(JobQueueTracingModule.forRoot());
   }
   return modules;
@@ -228,6 +252,7 @@ const variant = (name, worker, summary, skip = [], moduleOptions = {}, handler =
   summary,
   moduleOptions: { worker, ...moduleOptions },
   skip,
+  queueDir: TODAY,
   // Indexes of the library's dropped after its migrations ran: what they cost its writes.
   dropIndexes: handler.dropIndexes ?? [],
   logLine: handler.logLine === true,
@@ -426,7 +451,8 @@ module.exports = {
   ],
 
   async prepare(db, v) {
-    const { app } = await bootApp(db.url, { migrationsRun: true });
+    // The variant's own build runs its own migrations (the baseline's, for `@base`).
+    const { app } = await bootApp(db.url, { migrationsRun: true, queueDir: v?.queueDir });
     await app.close();
     if (v?.dropIndexes?.length) {
       const client = new Client({ connectionString: db.url });
@@ -440,7 +466,10 @@ module.exports = {
   },
 
   async openProducer(db, v) {
-    const { app, queueService } = await bootApp(db.url, { name: 'bench_producer' });
+    const { app, queueService } = await bootApp(db.url, {
+      name: 'bench_producer',
+      queueDir: v?.queueDir,
+    });
     let n = 0;
     const keyed = v?.perKey
       ? (job) => ({ ...job, concurrencyKey: `k${n++ % v.perKey.keys}` })
@@ -489,6 +518,7 @@ module.exports = {
       perKey: v.perKey,
       observe: v.observe,
       transaction: v.transaction,
+      queueDir: v.queueDir,
     });
     return {
       start: async () => undefined, // already started at boot (see holdWorkers)
@@ -497,4 +527,18 @@ module.exports = {
   },
 
   JOB_TYPE,
+  load,
 };
+
+// With --baseline every variant has a twin on the baseline's build, the same in all else.
+if (BASELINE) {
+  module.exports.variants.push(
+    ...module.exports.variants.map((v) => ({
+      ...v,
+      name: `${v.name}@base`,
+      summary: `${v.summary}; the baseline's build (--baseline)`,
+      baseOf: v.name,
+      queueDir: BASELINE,
+    })),
+  );
+}

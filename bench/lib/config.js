@@ -60,6 +60,7 @@ function parseArgs(argv) {
     allocProf: false,
     list: false,
     out: null,
+    baseline: null,
     soak: false,
     soakMinutes: 10,
     soakRate: 5_000,
@@ -97,6 +98,7 @@ function parseArgs(argv) {
         .filter(Boolean);
     else if (arg.startsWith('--reps=')) args.reps = Number(arg.slice(7));
     else if (arg.startsWith('--out=')) args.out = arg.slice(6);
+    else if (arg.startsWith('--baseline=')) args.baseline = arg.slice(11);
     else if (arg === '--help' || arg === '-h') args.help = true;
     else throw new Error(`unknown argument ${arg} (see --help)`);
   }

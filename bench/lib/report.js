@@ -26,6 +26,20 @@ function table(headers, rows) {
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/**
+ * --baseline: each pair's ratio of medians, today / base, per metric; `worse` or `better` when
+ * today's median is outside the baseline's min–max (jobs/s: higher is better; the rest lower).
+ */
+function comparisonTable(comparisons, columns) {
+  const ratio = (c) =>
+    c ? `${c.ratio.toFixed(2)}x${c.worse ? ' worse' : c.better ? ' better' : ''}` : '–';
+  const rows = comparisons.map((c) => [c.today, ...columns.map((k) => ratio(c.metrics[k]))]);
+  return (
+    `${table(['today / base (medians)', ...columns], rows)}\n` +
+    "(worse/better: today's median outside the baseline's min–max; jobs/s higher is better, the rest lower)"
+  );
+}
+
 /** Text of every measurement's table. */
 function render(results, cfg) {
   const out = [];
@@ -39,6 +53,7 @@ function render(results, cfg) {
       row.error ? `FAILED: ${row.error.split('\n')[0].slice(0, 100)}` : '',
     ]);
     out.push(table(['peer', ...columns, ''], rows));
+    if (m.comparisons?.length) out.push(comparisonTable(m.comparisons, columns));
   }
   return out.join('\n');
 }

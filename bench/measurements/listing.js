@@ -2,8 +2,9 @@
 // QueueService.listJobs on a big table: the first page and a page half-way down (a cursor at
 // the middle id), unfiltered, by type, by status, and by type and status; p50/p95 of the call as
 // an app makes it (the library's statement through TypeORM, rows mapped to jobs). The table is
-// built once per bench run (one INSERT … SELECT generate_series, then VACUUM ANALYZE), shared by
-// the cases, and dropped after the last run. Not in the default set's cost: 10 M rows take
+// built once per bench run and build of the library (`ours@base` lists on a table of its own
+// migrations: one INSERT … SELECT generate_series, then VACUUM ANALYZE), shared by the cases,
+// and dropped after the last run. Not in the default set's cost: 10 M rows take
 // minutes to build, so `--only=listing` (or a list naming it) runs it; see bench/README.md.
 const { nowMs } = require('../lib/timing');
 const { percentile } = require('../lib/stats');
@@ -44,14 +45,16 @@ const FILL = `
            now() - ($1::bigint - g) * interval '1 second' AS at
   ) AS s`;
 
-/** The shared table: built at the first case's first run, dropped by `teardown`. */
-let table;
+/** The shared tables by peer: built at the first case's first run, dropped by `teardown`. */
+const tables = new Map();
 
-function sharedTable(cfg) {
-  table ??= (async () => {
-    const db = await createDatabase('listing');
+function sharedTable(cfg, peer) {
+  let table = tables.get(peer.name);
+  if (table) return table;
+  table = (async () => {
+    const db = await createDatabase(`listing_${peer.name}`);
     try {
-      const { queue, NestFactory, common, TypeOrmModule } = loadOurs();
+      const { queue, NestFactory, common, TypeOrmModule } = load(peer);
       // The library's migrations, as the ours adapter's prepare runs them.
       await bootAndClose(db.url, { queue, NestFactory, common, TypeOrmModule });
       await withClient(db.url, async (client) => {
@@ -76,18 +79,12 @@ function sharedTable(cfg) {
       throw error;
     }
   })();
+  tables.set(peer.name, table);
   return table;
 }
 
-function loadOurs() {
-  const queue = require('nest-pg-job-queue');
-  return {
-    queue,
-    NestFactory: require('@nestjs/core').NestFactory,
-    common: require('@nestjs/common'),
-    TypeOrmModule: require('@nestjs/typeorm').TypeOrmModule,
-  };
-}
+/** The peer's build of the library (today's or the baseline's) and the app's packages. */
+const load = (peer) => peer.adapter.load(peer.variant.queueDir);
 
 /** An enqueue-only app on `url` (migrationsRun when asked): what lists jobs in an app. */
 async function bootApp(url, { queue, NestFactory, common, TypeOrmModule }, migrationsRun) {
@@ -138,9 +135,9 @@ const CASES = [
 ].map(([key, label, filter]) => ({
   key,
   label,
-  async run({ cfg }) {
-    const db = await sharedTable(cfg);
-    const { app, queueService } = await bootApp(db.url, loadOurs(), false);
+  async run({ peer, cfg }) {
+    const db = await sharedTable(cfg, peer);
+    const { app, queueService } = await bootApp(db.url, load(peer), false);
     try {
       const first = await timeCalls(queueService, { ...filter, limit: LIMIT }, cfg.listingCalls);
       const deep = await timeCalls(
@@ -175,9 +172,11 @@ module.exports = {
   onlyWhenNamed: true,
   cases: CASES,
   async teardown() {
-    if (!table) return;
-    const db = await table.catch(() => undefined);
-    table = undefined;
-    if (db) await dropDatabase(db.name);
+    const built = [...tables.values()];
+    tables.clear();
+    for (const table of built) {
+      const db = await table.catch(() => undefined);
+      if (db) await dropDatabase(db.name);
+    }
   },
 };
