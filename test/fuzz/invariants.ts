@@ -165,7 +165,10 @@ async function runsWithinLimits(context: ExecutionContext): Promise<void> {
   }
 }
 
-/** 1. Rate windows, on what the claim counts (`claimed_at`): never more claims in a window than its max. */
+/**
+ * 1. Rate windows, on what the claim counts (`claimed_at`): never more claims in a window than its
+ * max; with `byKey`, per key, and jobs without a key are not limited.
+ */
 async function claimsWithinRates(context: ExecutionContext): Promise<void> {
   const { dataSource, model } = context;
   const claims: Array<{ job_id: string; job_type: string; key: string | null; at: number }> =
@@ -188,7 +191,9 @@ async function claimsWithinRates(context: ExecutionContext): Promise<void> {
       (l) => JSON.stringify(l.rate) !== JSON.stringify(rate),
     );
     if (changed) continue;
-    const key = `${claim.job_type}/${rate.byKey ? (claim.key ?? '') : '*'}`;
+    // A rate by key does not limit a job without a key (README, "Rate limits").
+    if (rate.byKey && claim.key === null) continue;
+    const key = `${claim.job_type}/${rate.byKey ? claim.key : '*'}`;
     const window = windows.get(`${key}#${index}`) ?? [];
     while (window.length > 0 && window[0].at <= at - rate.perMs) window.shift();
     window.push({ at, id: claim.job_id });
