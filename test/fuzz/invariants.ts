@@ -390,7 +390,11 @@ export async function debounceKeptEdit(
   context.model.checked('10 debounce keeps the edit');
   if (holdsEdit(job.data as HandlerScript | null)) return;
   const onlyUnfinished = (spec.unique.states ?? []).every((state) => UNFINISHED.includes(state));
-  if (job.jobType !== spec.type || !onlyUnfinished || !['claimed', 'running'].includes(job.status)) {
+  if (
+    job.jobType !== spec.type ||
+    !onlyUnfinished ||
+    !['claimed', 'running'].includes(job.status)
+  ) {
     return;
   }
   const [holder] = await context.dataSource.query(

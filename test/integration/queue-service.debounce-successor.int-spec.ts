@@ -80,7 +80,10 @@ describe('debounceMs: the successor of a started holder', () => {
     const third = await debounce('doc:1', 3);
     expect(second.outcome).toBe('created');
     expect(second.job).toMatchObject({ status: JobStatus.Blocked, data: { rev: 2 } });
-    expect(third).toMatchObject({ outcome: 'replaced', job: { id: second.job.id, data: { rev: 3 } } });
+    expect(third).toMatchObject({
+      outcome: 'replaced',
+      job: { id: second.job.id, data: { rev: 3 } },
+    });
     expect((await app.queue.getJob(holder.id)).data).toEqual({ rev: 1 });
 
     // Not claimable while the holder runs.
@@ -123,10 +126,9 @@ describe('debounceMs: the successor of a started holder', () => {
     const holder = await runningHolder('doc:retry');
     const successor = await debounce('doc:retry', 2);
     handlers!.gate.open();
-    await waitFor(
-      async () => (await app.queue.getJob(holder.id)).status === JobStatus.Scheduled,
-      { description: `job ${holder.id} to wait for its retry` },
-    );
+    await waitFor(async () => (await app.queue.getJob(holder.id)).status === JobStatus.Scheduled, {
+      description: `job ${holder.id} to wait for its retry`,
+    });
 
     // The holder has not started again: the call still goes to the successor, which runs last.
     const later = await debounce('doc:retry', 3);

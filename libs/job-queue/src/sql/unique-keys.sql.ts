@@ -54,7 +54,10 @@ export const UNFINISHED_STATUSES: readonly KeyedJobStatus[] = [
 ];
 
 /** The bits of `UNFINISHED_STATUSES` in `jobs.unique_states`. */
-const UNFINISHED_BITS = UNFINISHED_STATUSES.reduce((mask, status) => mask | UNIQUE_STATE_BITS[status], 0);
+const UNFINISHED_BITS = UNFINISHED_STATUSES.reduce(
+  (mask, status) => mask | UNIQUE_STATE_BITS[status],
+  0,
+);
 
 /** Whether a key with these `unique_states` (null: the default) counts in no finished status. */
 export function countsOnlyUnfinished(states: number | null): boolean {
