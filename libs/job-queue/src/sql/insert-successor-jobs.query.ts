@@ -82,6 +82,8 @@ export async function insertSuccessorJobs(
   successors: readonly SuccessorRow[],
   now: Date | null = null,
 ): Promise<Map<number, JobRow>> {
+  // Each row's insert item without its key (the successor takes the holder's stored key, window
+  // included), with the holder added before the item's closing brace.
   const document = `[${successors
     .map(({ row, holderId, holderKey }) =>
       jobInputItem({ ...row, uniqueKey: null, uniqueWindowMs: null }).replace(
