@@ -10,6 +10,7 @@
  */
 import type { ExecutionContext } from './execute';
 import type { HandlerScript, JobSpec } from './fuzz-types';
+import { UNFINISHED_KEYED } from './operations';
 
 const FINISHED = `('completed', 'failed', 'cancelled')`;
 
@@ -367,11 +368,6 @@ async function redriveFinishes(context: ExecutionContext): Promise<void> {
   }
 }
 
-/** `jobs.unique_states` bits of the statuses a key always counts in (scheduled … running). */
-const UNFINISHED_BITS = 31;
-/** The statuses a unique key always counts in: a key naming only these gets successors. */
-const UNFINISHED = ['scheduled', 'pending', 'waiting', 'claimed', 'running'];
-
 /**
  * 10. A debounced call keeps its edit: the job it returns holds its data (`holdsEdit`; by
  * default `data.s`, the step, as a batch's items of one key share the last one's data),
@@ -389,7 +385,9 @@ export async function debounceKeptEdit(
   if (spec.unique?.debounceMs === undefined) return;
   context.model.checked('10 debounce keeps the edit');
   if (holdsEdit(job.data as HandlerScript | null)) return;
-  const onlyUnfinished = (spec.unique.states ?? []).every((state) => UNFINISHED.includes(state));
+  const onlyUnfinished = (spec.unique.states ?? []).every((state) =>
+    UNFINISHED_KEYED.includes(state),
+  );
   if (
     job.jobType !== spec.type ||
     !onlyUnfinished ||
@@ -397,11 +395,15 @@ export async function debounceKeptEdit(
   ) {
     return;
   }
+  // The holder's own states, read by the index's function as invariant 9 reads them.
   const [holder] = await context.dataSource.query(
-    `SELECT unique_states FROM job_queue.jobs WHERE id = $1`,
+    `SELECT job_queue.job_unique_state_counts(unique_states, 'completed')
+              OR job_queue.job_unique_state_counts(unique_states, 'failed')
+              OR job_queue.job_unique_state_counts(unique_states, 'cancelled') AS counts_finished
+     FROM job_queue.jobs WHERE id = $1`,
     [job.id],
   );
-  if (holder && holder.unique_states !== null && (holder.unique_states & ~UNFINISHED_BITS) !== 0) {
+  if (holder?.counts_finished) {
     return;
   }
   context.model.violate(

@@ -84,7 +84,13 @@ export const DEFAULT_WEIGHTS: Record<OperationKind, number> = {
 };
 
 /** `uniqueStates` must name every status a key always counts in. */
-const UNFINISHED_KEYED = ['scheduled', 'pending', 'waiting', 'claimed', 'running'];
+export const UNFINISHED_KEYED: readonly string[] = [
+  'scheduled',
+  'pending',
+  'waiting',
+  'claimed',
+  'running',
+];
 const UNFINISHED = ['scheduled', 'pending', 'waiting', 'blocked', 'claimed', 'running'];
 
 const script: fc.Arbitrary<HandlerScript> = fc.record(
