@@ -1,4 +1,4 @@
-import { CREATE_LIMIT_RUNS_TABLE } from '../support/child-workers';
+import { CREATE_LIMIT_RUNS_TABLE, mostOverlappingRuns } from '../support/child-workers';
 import { waitFor } from '../support/wait-for';
 import { useWorkerFleet } from '../support/worker-fleet';
 
@@ -39,25 +39,8 @@ describe('concurrency limits across processes', () => {
       { description: `${ids.length} jobs to complete`, timeoutMs: DEADLINE_MS },
     );
 
-  /**
-   * The most attempts of `jobType` that overlap at once, per key (`perKey`) or across the type:
-   * at each attempt's start, the attempts started by then and not finished yet.
-   */
-  async function mostOverlapping(jobType: string, perKey: boolean): Promise<Map<string, number>> {
-    const rows: Array<{ key: string; most: number }> = await fleet.dataSource.query(
-      `SELECT COALESCE(CASE WHEN $2 THEN r.concurrency_key END, '') AS key, max(o.n)::int AS most
-       FROM limit_runs r CROSS JOIN LATERAL (
-         SELECT count(*) AS n FROM limit_runs x
-         WHERE x.job_type = r.job_type
-           AND (NOT $2 OR x.concurrency_key IS NOT DISTINCT FROM r.concurrency_key)
-           AND x.started_at <= r.started_at AND x.finished_at > r.started_at
-       ) AS o
-       WHERE r.job_type = $1
-       GROUP BY 1`,
-      [jobType, perKey],
-    );
-    return new Map(rows.map((row) => [row.key, row.most]));
-  }
+  const mostOverlapping = (jobType: string, perKey: boolean): Promise<Map<string, number>> =>
+    mostOverlappingRuns(fleet.dataSource, jobType, perKey);
 
   it('per key: at most 2 of a key at once, keys in parallel', async () => {
     const jobs = await fleet.queue.enqueueMany(

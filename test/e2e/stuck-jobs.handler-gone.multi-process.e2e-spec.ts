@@ -1,5 +1,10 @@
 import { CapturingLogger } from '../support/capturing-logger';
-import { ChildWorkers, CREATE_LIMIT_RUNS_TABLE, WorkerProcess } from '../support/child-workers';
+import {
+  ChildWorkers,
+  CREATE_LIMIT_RUNS_TABLE,
+  mostOverlappingRuns,
+  WorkerProcess,
+} from '../support/child-workers';
 import { waitFor } from '../support/wait-for';
 import { useWorkerTestFile, WorkerApp } from '../support/worker-test-app';
 
@@ -179,18 +184,9 @@ describe('stuck waiting jobs: the handler gone from every node', () => {
     );
     expect(runs.map((r) => r.job_id)).toEqual(done.map((r) => r.id));
     expect(runs.every((r) => r.finished)).toBe(true);
-    // The most of its runs of K open at once, at each one's start. The holder's one run (never
-    // finished: aborted or killed) ended before this node booted.
-    const [{ most }] = await sql<{ most: number }>(
-      `SELECT max(o.n)::int AS most FROM limit_runs r CROSS JOIN LATERAL (
-         SELECT count(*) AS n FROM limit_runs x
-         WHERE x.worker_id = r.worker_id AND x.concurrency_key = r.concurrency_key
-           AND x.started_at <= r.started_at AND x.finished_at > r.started_at
-       ) AS o
-       WHERE r.job_type = $1 AND r.worker_id = $2`,
-      [HELD_JOB, workerId],
-    );
-    expect(most).toBe(1);
+    // The most runs of K open at once, at each one's start. The holder's one run (never
+    // finished: aborted or killed) overlaps none, and ended before this node booted.
+    expect((await mostOverlappingRuns(remaining.dataSource, HELD_JOB, true)).get(KEY)).toBe(1);
     // Before it, only the held job ever started: the others waited, and nothing else ran them.
     const earlier = await sql<{ job_id: string }>(
       `SELECT job_id::text FROM limit_runs WHERE worker_id <> $1`,

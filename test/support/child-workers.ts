@@ -79,6 +79,31 @@ export const CREATE_LIMIT_RUNS_TABLE = `
   )`;
 
 /**
+ * The most attempts of `jobType` in `limit_runs` that overlap at once, per key (`perKey`) or
+ * across the type (key ''): at each attempt's start, the attempts started by then and not
+ * finished yet (an attempt that never finished overlaps none).
+ */
+export async function mostOverlappingRuns(
+  db: { query(sql: string, parameters?: unknown[]): Promise<unknown> },
+  jobType: string,
+  perKey: boolean,
+): Promise<Map<string, number>> {
+  const rows = (await db.query(
+    `SELECT COALESCE(CASE WHEN $2 THEN r.concurrency_key END, '') AS key, max(o.n)::int AS most
+     FROM limit_runs r CROSS JOIN LATERAL (
+       SELECT count(*) AS n FROM limit_runs x
+       WHERE x.job_type = r.job_type
+         AND (NOT $2 OR x.concurrency_key IS NOT DISTINCT FROM r.concurrency_key)
+         AND x.started_at <= r.started_at AND x.finished_at > r.started_at
+     ) AS o
+     WHERE r.job_type = $1
+     GROUP BY 1`,
+    [jobType, perKey],
+  )) as Array<{ key: string; most: number }>;
+  return new Map(rows.map((row) => [row.key, row.most]));
+}
+
+/**
  * The `flow_runs` side table the fixture's `flow.*` handlers write one row per attempt to: its
  * start on the database's clock, and for a merge the step names of the dependencies
  * `ctx.dependencyResults()` gave it and those of them that did not complete (`failed`).
